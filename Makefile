@@ -1,0 +1,29 @@
+# Two commands for a fresh machine with python3 and make:
+#   make test   create .venv if needed, install, run every test
+#   make demo   create .venv if needed, install, run the demo job on CPU
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Quieter TensorFlow start-up; errors still show.
+export TF_CPP_MIN_LOG_LEVEL ?= 1
+PYTEST_ARGS ?=
+
+.PHONY: install test demo clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@touch $(STAMP)
+
+test: install
+	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+demo: install
+	$(PY) -m albert.model_summary --gin_file=gin/base.gin
+
+clean:
+	rm -rf $(VENV) .pytest_cache
