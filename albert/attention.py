@@ -1,0 +1,108 @@
+"""`AttentionBlock`: multi-head self-attention with a post-LayerNorm residual."""
+
+import math
+
+import tensorflow as tf
+import tf_keras
+
+# Added to the attention scores of padded keys, as in the original ALBERT.
+MASK_ADDER = -10000.0
+
+
+class AttentionBlock(tf_keras.layers.Layer):
+  """LayerNorm(x + Dropout(W_o · MultiHeadSelfAttention(x))), post-LN.
+
+  Scaled dot-product attention (Vaswani et al., 2017, section 3.2) with H x H
+  query, key, value and output projections (the original checkpoint's shapes).
+  Scores, mask and softmax are computed in float32 under mixed precision; the
+  LayerNorm is float32 too, so the residual stream leaves this block in float32.
+
+  Args:
+    hidden_size: H.
+    num_heads: N; must divide H.
+    initializer_range: stddev of the truncated-normal initialiser.
+    dropout_rate: dropout on the projected attention output.
+    attention_dropout_rate: dropout on the attention probabilities.
+    layer_norm_epsilon: LayerNorm epsilon.
+
+  Call args:
+    x: [B, T, H] hidden states.
+    attention_mask: [B, T], 1 for real tokens and 0 for padding (keys).
+
+  Returns:
+    [B, T, H] float32.
+  """
+
+  def __init__(self,
+               *,
+               hidden_size: int,
+               num_heads: int,
+               initializer_range: float = 0.02,
+               dropout_rate: float = 0.0,
+               attention_dropout_rate: float = 0.0,
+               layer_norm_epsilon: float = 1e-12,
+               **kwargs):
+    super().__init__(**kwargs)
+    if hidden_size % num_heads:
+      raise ValueError(f"hidden_size={hidden_size} must be divisible by "
+                       f"num_heads={num_heads}")
+    self.hidden_size = hidden_size
+    self.num_heads = num_heads
+    self.initializer_range = initializer_range
+    self.dropout_rate = dropout_rate
+    self.attention_dropout_rate = attention_dropout_rate
+    self.layer_norm_epsilon = layer_norm_epsilon
+    self._head_size = hidden_size // num_heads
+
+    def dense(name):
+      return tf_keras.layers.Dense(
+          hidden_size,
+          kernel_initializer=tf_keras.initializers.TruncatedNormal(
+              stddev=initializer_range),
+          name=name)
+    self.query = dense("query")
+    self.key = dense("key")
+    self.value = dense("value")
+    self.output_dense = dense("output_dense")
+    self.attention_dropout = tf_keras.layers.Dropout(
+        attention_dropout_rate, name="attention_dropout")
+    self.output_dropout = tf_keras.layers.Dropout(dropout_rate,
+                                                  name="output_dropout")
+    self.layer_norm = tf_keras.layers.LayerNormalization(
+        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32,
+        name="layer_norm")
+
+  def _split_heads(self, x):
+    batch, length = tf.shape(x)[0], tf.shape(x)[1]
+    x = tf.reshape(x, [batch, length, self.num_heads, self._head_size])
+    return tf.transpose(x, [0, 2, 1, 3])  # [B, T, N, D] -> [B, N, T, D]
+
+  def call(self, x, attention_mask, training=None):
+    q = self._split_heads(self.query(x))  # [B, T, H] -> [B, N, T, D]
+    k = self._split_heads(self.key(x))
+    v = self._split_heads(self.value(x))
+    scores = tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, T]
+    scores = tf.cast(scores, tf.float32) / math.sqrt(self._head_size)
+    key_mask = tf.cast(attention_mask, tf.float32)[:, tf.newaxis, tf.newaxis, :]
+    scores += (1.0 - key_mask) * MASK_ADDER  # [B, 1, 1, S] broadcast
+    probs = tf.nn.softmax(scores, axis=-1)
+    probs = self.attention_dropout(tf.cast(probs, v.dtype), training=training)
+    context = tf.einsum("bnts,bnsd->bntd", probs, v)  # [B, N, T, D]
+    context = tf.transpose(context, [0, 2, 1, 3])
+    context = tf.reshape(
+        context, [tf.shape(context)[0], tf.shape(context)[1],
+                  self.hidden_size])  # [B, T, N, D] -> [B, T, H]
+    out = self.output_dropout(self.output_dense(context), training=training)
+    return self.layer_norm(tf.cast(x, tf.float32) + tf.cast(out, tf.float32))
+
+  def get_config(self):
+    config = super().get_config()
+    config.update({
+        "hidden_size": self.hidden_size,
+        "num_heads": self.num_heads,
+        "initializer_range": self.initializer_range,
+        "dropout_rate": self.dropout_rate,
+        "attention_dropout_rate": self.attention_dropout_rate,
+        "layer_norm_epsilon": self.layer_norm_epsilon,
+    })
+    return config

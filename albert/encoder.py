@@ -1,0 +1,111 @@
+"""`AlbertEncoder`: the ALBERT backbone (embeddings, shared layers, pooler)."""
+
+from typing import Dict
+
+import tensorflow as tf
+import tf_keras
+
+from albert.config import AlbertConfig
+from albert.embedding import FactorizedEmbedding
+from albert.shared_transformer_block import SharedTransformerBlock
+
+
+class AlbertEncoder(tf_keras.Model):
+  """ALBERT backbone: FactorizedEmbedding -> SharedTransformerBlock -> pooler.
+
+  Keyword arguments are exactly the fields of `AlbertConfig` (and validated by
+  it); `AlbertEncoder.from_config_object(config)` builds from a config.
+
+  Call args:
+    inputs: dict of int32 [B, T] tensors `input_word_ids`, `input_mask`
+      (1 = real token, 0 = padding) and `input_type_ids`.
+
+  Returns:
+    dict with
+      `sequence_output`: [B, T, H] float32, the last layer's output;
+      `pooled_output`: [B, H] float32, dense + tanh on token 0 ([CLS]);
+      `encoder_outputs`: list of L * K tensors [B, T, H], every block's output.
+  """
+
+  def __init__(self, *, name: str = "albert_encoder", **config_kwargs):
+    keras_kwargs = {k: config_kwargs.pop(k) for k in ("dtype", "trainable")
+                    if k in config_kwargs}
+    super().__init__(name=name, **keras_kwargs)
+    # Every field passed explicitly: validation without gin bindings leaking in.
+    defaults = AlbertConfig.__dataclass_fields__
+    unknown = sorted(set(config_kwargs) - set(defaults))
+    if unknown:
+      raise TypeError(f"AlbertEncoder got unknown arguments {unknown}")
+    full = {k: config_kwargs.get(k, f.default) for k, f in defaults.items()}
+    self.config = AlbertConfig(**full)
+    c = self.config
+    self.embeddings = FactorizedEmbedding(
+        vocab_size=c.vocab_size,
+        embedding_size=c.embedding_size,
+        hidden_size=c.hidden_size,
+        max_position_embeddings=c.max_position_embeddings,
+        type_vocab_size=c.type_vocab_size,
+        initializer_range=c.initializer_range,
+        dropout_rate=c.dropout_rate,
+        layer_norm_epsilon=c.layer_norm_epsilon,
+        name="embeddings")
+    self.transformer = SharedTransformerBlock(
+        num_layers=c.num_layers,
+        hidden_size=c.hidden_size,
+        num_heads=c.num_heads,
+        intermediate_size=c.intermediate_size,
+        num_hidden_groups=c.num_hidden_groups,
+        inner_group_num=c.inner_group_num,
+        sharing=c.sharing,
+        hidden_act=c.hidden_act,
+        initializer_range=c.initializer_range,
+        dropout_rate=c.dropout_rate,
+        attention_dropout_rate=c.attention_dropout_rate,
+        layer_norm_epsilon=c.layer_norm_epsilon,
+        name="transformer")
+    self.pooler = tf_keras.layers.Dense(
+        c.hidden_size,
+        activation="tanh",
+        kernel_initializer=tf_keras.initializers.TruncatedNormal(
+            stddev=c.initializer_range),
+        name="pooler")
+
+  @classmethod
+  def from_config_object(cls, config: AlbertConfig, **kwargs) -> "AlbertEncoder":
+    """Builds the encoder described by an `AlbertConfig`."""
+    return cls(**config.to_dict(), **kwargs)
+
+  @property
+  def embedding_table(self) -> tf.Variable:
+    """The [V, E] word-embedding matrix (tied to the masked-LM output)."""
+    return self.embeddings.word_embeddings
+
+  def dummy_inputs(self, batch_size: int = 1,
+                   seq_length: int = 2) -> Dict[str, tf.Tensor]:
+    """All-zero inputs of the right dtypes, e.g. to build the weights."""
+    zeros = tf.zeros([batch_size, seq_length], tf.int32)
+    return {"input_word_ids": zeros, "input_mask": tf.ones_like(zeros),
+            "input_type_ids": zeros}
+
+  def call(self, inputs, training=None):
+    word_ids = tf.cast(inputs["input_word_ids"], tf.int32)
+    mask = tf.cast(inputs["input_mask"], tf.int32)
+    type_ids = tf.cast(inputs["input_type_ids"], tf.int32)
+    x = self.embeddings(word_ids, type_ids, training=training)  # [B, T, H]
+    encoder_outputs = self.transformer(x, mask, training=training)
+    sequence_output = encoder_outputs[-1]  # [B, T, H]
+    pooled_output = tf.cast(self.pooler(sequence_output[:, 0, :]),
+                            tf.float32)  # [B, H] -> [B, H]
+    return {
+        "sequence_output": sequence_output,
+        "pooled_output": pooled_output,
+        "encoder_outputs": encoder_outputs,
+    }
+
+  def get_config(self):
+    return {"name": self.name, **self.config.to_dict()}
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    del custom_objects
+    return cls(**config)

@@ -1,0 +1,71 @@
+"""`AlbertPretrainer`: the encoder with its masked-LM and sentence-order heads."""
+
+import tensorflow as tf
+import tf_keras
+
+from albert.encoder import AlbertEncoder
+from albert.masked_lm_head import MaskedLMHead
+from albert.sentence_order_head import SentenceOrderHead
+
+
+class AlbertPretrainer(tf_keras.Model):
+  """ALBERT pretraining model (paper section 3): MLM + sentence-order prediction.
+
+  Args:
+    encoder: the `AlbertEncoder` backbone; its word embeddings are tied to the
+      masked-LM output layer.
+
+  Call args:
+    inputs: dict with the encoder inputs (`input_word_ids`, `input_mask`,
+      `input_type_ids`, int [B, T]) and `masked_lm_positions` (int [B, P]).
+
+  Returns:
+    dict with `mlm_logits` [B, P, V], `sentence_order_logits` [B, 2] (both
+    float32), and the encoder's `sequence_output` and `pooled_output`.
+  """
+
+  def __init__(self, encoder: AlbertEncoder, *,
+               name: str = "albert_pretrainer", **kwargs):
+    super().__init__(name=name, **kwargs)
+    self.encoder = encoder
+    # Build the encoder first so the tied embedding table exists.
+    encoder(encoder.dummy_inputs())
+    config = encoder.config
+    self.masked_lm = MaskedLMHead(
+        embedding_table=encoder.embedding_table,
+        activation=config.hidden_act,
+        initializer_range=config.initializer_range,
+        layer_norm_epsilon=config.layer_norm_epsilon,
+        name="masked_lm")
+    self.sentence_order = SentenceOrderHead(
+        initializer_range=config.initializer_range, name="sentence_order")
+
+  def call(self, inputs, training=None):
+    outputs = self.encoder(inputs, training=training)
+    mlm_logits = self.masked_lm(outputs["sequence_output"],
+                                inputs["masked_lm_positions"])  # [B, P, V]
+    sop_logits = self.sentence_order(outputs["pooled_output"])  # [B, 2]
+    return {
+        "mlm_logits": mlm_logits,
+        "sentence_order_logits": sop_logits,
+        "sequence_output": outputs["sequence_output"],
+        "pooled_output": outputs["pooled_output"],
+    }
+
+  def dummy_inputs(self, batch_size: int = 1, seq_length: int = 2,
+                   num_predictions: int = 1):
+    """All-zero inputs of the right dtypes, e.g. to build the weights."""
+    inputs = self.encoder.dummy_inputs(batch_size, seq_length)
+    inputs["masked_lm_positions"] = tf.zeros([batch_size, num_predictions],
+                                             tf.int32)
+    return inputs
+
+  def get_config(self):
+    return {"name": self.name, "encoder": self.encoder.get_config()}
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    del custom_objects
+    config = dict(config)
+    encoder = AlbertEncoder.from_config(config.pop("encoder"))
+    return cls(encoder, **config)

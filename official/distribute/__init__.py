@@ -1,0 +1,1 @@
+"""The one place where tf.distribute strategies are built."""

@@ -1,0 +1,95 @@
+"""`make_strategy`: the only place where a `tf.distribute.Strategy` is built.
+
+Layers and tasks never build strategies; entry points call `make_strategy` with
+the value of their `--strategy` / `--tpu` flags and run everything else inside
+`strategy.scope()`.
+"""
+
+import socket
+from typing import Optional
+from urllib import parse
+
+from absl import logging
+import tensorflow as tf
+
+STRATEGY_NAMES = ("default", "one_device", "mirrored", "multi_worker", "tpu")
+
+
+def make_strategy(name: str, tpu: Optional[str] = None,
+                  connect_timeout_s: float = 10.0) -> tf.distribute.Strategy:
+  """Builds the distribution strategy called `name`.
+
+  Args:
+    name: one of
+      `default`: TensorFlow's default strategy (whatever device TF picks);
+      `one_device`: the first GPU, else the CPU;
+      `mirrored`: synchronous data parallelism over the local GPUs (or over
+        the logical CPU devices when there is no GPU);
+      `multi_worker`: `MultiWorkerMirroredStrategy`, cluster from `TF_CONFIG`;
+      `tpu`: `TPUStrategy` on the TPU given by `tpu`.
+    tpu: with `tpu` only: a Cloud TPU name, a `grpc://host:port` address, or
+      `local` for a TPU VM.
+    connect_timeout_s: how long to wait for a `grpc://` TPU address to accept
+      a connection before failing.
+
+  Returns:
+    The strategy.
+
+  Raises:
+    ValueError: unknown `name`, or `tpu` given / missing where it does not fit.
+    RuntimeError: the TPU cannot be reached or initialised.
+  """
+  if name not in STRATEGY_NAMES:
+    raise ValueError(f"strategy={name!r} is not one of {STRATEGY_NAMES}")
+  if name != "tpu" and tpu:
+    raise ValueError(f"tpu={tpu!r} is only used with strategy='tpu', "
+                     f"not strategy={name!r}")
+  if name == "default":
+    strategy = tf.distribute.get_strategy()
+  elif name == "one_device":
+    device = "/gpu:0" if tf.config.list_logical_devices("GPU") else "/cpu:0"
+    strategy = tf.distribute.OneDeviceStrategy(device)
+  elif name == "mirrored":
+    devices = [d.name for d in tf.config.list_logical_devices("GPU")]
+    devices = devices or [d.name for d in tf.config.list_logical_devices("CPU")]
+    strategy = tf.distribute.MirroredStrategy(devices)
+  elif name == "multi_worker":
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+  else:
+    strategy = _make_tpu_strategy(tpu, connect_timeout_s)
+  logging.info("Strategy %s with %d replica(s) in sync.", name,
+               strategy.num_replicas_in_sync)
+  return strategy
+
+
+def _make_tpu_strategy(tpu: Optional[str], connect_timeout_s: float):
+  if not tpu:
+    raise ValueError("strategy='tpu' needs tpu=NAME, grpc://HOST:PORT or "
+                     "'local' (flag --tpu)")
+  if tpu.startswith("grpc://"):
+    _check_reachable(tpu, connect_timeout_s)
+  try:
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+    if tpu != "local":
+      tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+  except (ValueError, RuntimeError, tf.errors.OpError) as e:
+    first_line = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
+    raise RuntimeError(f"cannot use TPU {tpu!r}: {first_line}; check --tpu and "
+                       "that the TPU is up and reachable") from e
+
+
+def _check_reachable(address: str, timeout_s: float) -> None:
+  """Fails fast, with the address, when nothing listens at a grpc:// address."""
+  parsed = parse.urlparse(address)
+  if not parsed.hostname or not parsed.port:
+    raise ValueError(f"tpu={address!r} must look like grpc://HOST:PORT")
+  try:
+    with socket.create_connection((parsed.hostname, parsed.port),
+                                  timeout=timeout_s):
+      pass
+  except OSError as e:
+    raise RuntimeError(
+        f"cannot reach TPU at {address!r} ({e.strerror or e}); check --tpu and "
+        "that the TPU is up and reachable") from e

@@ -1,0 +1,1 @@
+"""Generic Keras building blocks (activations)."""

@@ -1,0 +1,1 @@
+"""Optimizers (LAMB, AdamW) and learning-rate schedules."""

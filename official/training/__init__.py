@@ -1,0 +1,1 @@
+"""Generic pieces of the training step."""
