@@ -1,0 +1,1 @@
+"""Configuration plumbing shared by entry points (gin files and bindings)."""
