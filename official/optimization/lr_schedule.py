@@ -53,8 +53,11 @@ class WarmupPolynomialDecay(tf_keras.optimizers.schedules.LearningRateSchedule):
       step = tf.cast(step, tf.float32)
       peak = tf.constant(self.peak_learning_rate, tf.float32)
       end = tf.constant(self.end_learning_rate, tf.float32)
-      progress = tf.minimum(step, float(self.decay_steps)) / self.decay_steps
-      decayed = (peak - end) * tf.pow(1.0 - progress, self.power) + end
+      # (T - t) / T rather than 1 - t / T: exact for integer steps, no
+      # cancellation near the end of training.
+      remaining = (float(self.decay_steps) - tf.minimum(
+          step, float(self.decay_steps))) / self.decay_steps
+      decayed = (peak - end) * tf.pow(remaining, self.power) + end
       if self.warmup_steps == 0:
         return decayed
       warmup = peak * step / float(self.warmup_steps)
