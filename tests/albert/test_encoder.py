@@ -165,3 +165,22 @@ def test_configs_round_trip_through_keras_config():
     assert type(layer).from_config(config).get_config() == layer.get_config()
   assert AlbertEncoder.from_config_object(AlbertConfig(**TINY)).config == \
       AlbertConfig(**TINY)
+
+
+def test_attention_block_alone_matches_numpy():
+  from albert.attention import AttentionBlock  # pylint: disable=g-import-not-at-top
+  block = AttentionBlock(hidden_size=12, num_heads=3)
+  rng = np.random.default_rng(3)
+  x = rng.normal(size=(2, 5, 12)).astype(np.float32)
+  mask = np.array([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]])
+  got = block(tf.constant(x), tf.constant(mask)).numpy()
+  want = ref.attention_block(x.astype(np.float64), mask.astype(np.float64),
+                             block, num_heads=3)
+  np.testing.assert_allclose(got, want, atol=1e-5)
+  # The hand-computed mask adder: a padded key gets weight exp(-10000) ~ 0.
+  one_hot_mask = np.array([[1, 0, 0, 0, 0]] * 2)
+  got = block(tf.constant(x), tf.constant(one_hot_mask)).numpy()
+  # Attending to key 0 only: context = value(x_0) for every query.
+  value0 = ref.dense(x[:, :1].astype(np.float64), block.value)
+  out = ref.dense(np.repeat(value0, 5, axis=1), block.output_dense)
+  np.testing.assert_allclose(got, ref.ln(x + out, block.layer_norm), atol=1e-5)
