@@ -1,0 +1,145 @@
+"""`pretraining_dataset`: TFRecord shards -> batches of model inputs.
+
+Reads the original ALBERT record schema (`albert/features.py`), so files from
+`tools/create_pretraining_data.py` and from the original release both work.
+
+Resuming: the training stream is a deterministic function of the files and the
+seed, so instead of checkpointing buffers the trainer passes how many examples
+this input pipeline has already consumed (`skip_examples`); they are skipped as
+raw records, before parsing, and the stream continues exactly where it was.
+"""
+
+import os
+from typing import List, Optional
+
+import tensorflow as tf
+
+from albert import features
+
+
+def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
+  """Sorted files matching comma-separated globs; an error if none match."""
+  files = []
+  for pattern in (p.strip() for p in file_pattern.split(",")):
+    if pattern:
+      files.extend(tf.io.gfile.glob(pattern))
+  files = sorted(set(f for f in files if not os.path.basename(f).startswith(
+      ".") and not f.endswith(".json") and ".tmp" not in f))
+  if not files:
+    raise ValueError(f"{what} {file_pattern!r} matches no files")
+  return files
+
+
+def _compression(files: List[str]) -> Optional[str]:
+  gz = [f.endswith(".gz") for f in files]
+  if any(gz) and not all(gz):
+    raise ValueError("cannot mix gzip (.gz) and plain TFRecord files: "
+                     f"{files[gz.index(True)]} and {files[gz.index(False)]}")
+  return "GZIP" if gz[0] else None
+
+
+def check_record_shapes(file_pattern: str, seq_length: int,
+                        max_predictions_per_seq: int) -> None:
+  """Reads the first record and checks every feature's length and dtype.
+
+  Raises:
+    ValueError: naming the file, the feature and both lengths.
+  """
+  files = match_files(file_pattern)
+  expected = features.feature_lengths(seq_length, max_predictions_per_seq)
+  dataset = tf.data.TFRecordDataset(files[:1], compression_type=_compression(files))
+  for raw in dataset.take(1):
+    example = tf.train.Example.FromString(raw.numpy())
+    for f in features.PRETRAINING_FEATURES:
+      feature = example.features.feature.get(f.record_name)
+      if feature is None:
+        raise ValueError(f"{files[0]}: record has no feature {f.record_name!r}; "
+                         "is this pretraining data?")
+      values = (feature.int64_list.value if f.dtype == "int64"
+                else feature.float_list.value)
+      if len(values) != expected[f.record_name]:
+        raise ValueError(
+            f"{files[0]}: {f.record_name} has length {len(values)} but the "
+            f"run expects {expected[f.record_name]} (seq_length={seq_length}, "
+            f"max_predictions_per_seq={max_predictions_per_seq})")
+    return
+  raise ValueError(f"{files[0]} holds no records")
+
+
+def pretraining_dataset(file_pattern: str,
+                        *,
+                        seq_length: int,
+                        max_predictions_per_seq: int,
+                        batch_size: int,
+                        training: bool,
+                        input_context: Optional[tf.distribute.InputContext] = None,
+                        seed: int = 0,
+                        skip_examples: int = 0,
+                        shuffle_buffer_size: int = 10000,
+                        cycle_length: int = 8) -> tf.data.Dataset:
+  """Batches of model inputs (int32; `masked_lm_weights` float32).
+
+  Args:
+    file_pattern: comma-separated globs of TFRecord files (`.gz`: gzip).
+    seq_length, max_predictions_per_seq: the data's fixed lengths.
+    batch_size: examples per batch of this input pipeline (per replica).
+    training: shuffle (seeded) and repeat forever; otherwise one ordered pass.
+    input_context: this pipeline's place among `num_input_pipelines`; files are
+      split between pipelines when there are enough of them, else examples.
+    seed: shuffle seed (the same on every pipeline).
+    skip_examples: examples of this pipeline's stream already consumed.
+    shuffle_buffer_size: examples in the shuffle buffer.
+    cycle_length: files read in parallel.
+
+  Returns:
+    A dataset of dicts keyed by the model's names (`input_word_ids`,
+    `input_mask`, `input_type_ids`, `masked_lm_positions`, `masked_lm_ids`,
+    `masked_lm_weights`, `sentence_order_label`, `token_boundary`).
+  """
+  files = match_files(file_pattern)
+  compression = _compression(files)
+  num_pipelines = input_context.num_input_pipelines if input_context else 1
+  pipeline_id = input_context.input_pipeline_id if input_context else 0
+  split_files = num_pipelines > 1 and len(files) >= num_pipelines
+  if split_files:
+    files = files[pipeline_id::num_pipelines]
+
+  dataset = tf.data.Dataset.from_tensor_slices(files)
+  if training:
+    dataset = dataset.shuffle(len(files), seed=seed,
+                              reshuffle_each_iteration=True).repeat()
+  dataset = dataset.interleave(
+      lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
+      cycle_length=min(cycle_length, len(files)),
+      block_length=1,
+      num_parallel_calls=tf.data.AUTOTUNE,
+      deterministic=True)
+  if num_pipelines > 1 and not split_files:
+    dataset = dataset.shard(num_pipelines, pipeline_id)
+  if training:
+    dataset = dataset.shuffle(shuffle_buffer_size, seed=seed + 1,
+                              reshuffle_each_iteration=True)
+  if skip_examples:
+    dataset = dataset.skip(skip_examples)  # raw records: cheap, before parsing
+  dataset = dataset.batch(batch_size, drop_remainder=training)
+
+  spec = features.parse_spec(seq_length, max_predictions_per_seq)
+
+  def parse(records):
+    parsed = tf.io.parse_example(records, spec)
+    batch = {}
+    for f in features.PRETRAINING_FEATURES:
+      value = parsed[f.record_name]
+      if f.record_name == "next_sentence_labels":
+        value = value[:, 0]  # [B, 1] -> [B]
+      batch[f.model_name] = (value if f.dtype == "float32"
+                             else tf.cast(value, tf.int32))
+    return batch
+
+  dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE,
+                        deterministic=True)
+  options = tf.data.Options()
+  options.deterministic = True
+  options.experimental_distribute.auto_shard_policy = (
+      tf.data.experimental.AutoShardPolicy.OFF)  # sharded above, explicitly
+  return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,166 @@
+"""`PretrainTask`: masked-LM + sentence-order pretraining (paper section 3)."""
+
+from typing import Dict, List, Optional
+
+import gin
+import tensorflow as tf
+import tf_keras
+
+from albert import data
+from albert.config import AlbertConfig
+from albert.encoder import AlbertEncoder
+from albert.pretrainer import AlbertPretrainer
+from official.core.task import Task
+
+SENTENCE_TASKS = ("sop", "nsp", "none")
+# Added to the masked-LM weight total, as in the original loss.
+MLM_EPSILON = 1e-5
+
+
+@gin.configurable
+class PretrainTask(Task):
+  """ALBERT pretraining on TFRecords in the original schema.
+
+  Loss (REFERENCE section 5): sum(w * nll) / (sum(w) + 1e-5) over the masked
+  positions of the global batch, plus the mean sentence-order cross-entropy
+  (left out when `sentence_task` is `none`). NSP data uses the same 2-way head.
+
+  Args:
+    train_file_pattern: comma-separated globs of training TFRecords (required).
+    eval_file_pattern: held-out TFRecords for evaluation (optional).
+    global_batch_size: examples per optimizer step over all replicas and
+      accumulation steps (4096 in the paper).
+    seq_length: the data's max_seq_length.
+    max_predictions_per_seq: the data's max_predictions_per_seq.
+    sentence_task: `sop` (default), `nsp` or `none` (paper Table 5 ablation).
+    shuffle_buffer_size: examples in the training shuffle buffer.
+    seed: input-pipeline shuffle seed.
+    model_config: the architecture; `AlbertConfig()` (gin-bound) when None.
+  """
+
+  def __init__(self,
+               *,
+               train_file_pattern: Optional[str] = None,
+               eval_file_pattern: Optional[str] = None,
+               global_batch_size: int = 4096,
+               seq_length: int = 512,
+               max_predictions_per_seq: int = 20,
+               sentence_task: str = "sop",
+               shuffle_buffer_size: int = 10000,
+               seed: int = 12345,
+               model_config: Optional[AlbertConfig] = None):
+    if sentence_task not in SENTENCE_TASKS:
+      raise ValueError(f"PretrainTask.sentence_task={sentence_task!r} is not "
+                       f"one of {SENTENCE_TASKS}")
+    for name, value in (("global_batch_size", global_batch_size),
+                        ("seq_length", seq_length),
+                        ("max_predictions_per_seq", max_predictions_per_seq),
+                        ("shuffle_buffer_size", shuffle_buffer_size)):
+      if value <= 0:
+        raise ValueError(f"PretrainTask.{name}={value} must be > 0")
+    self.train_file_pattern = train_file_pattern
+    self.eval_file_pattern = eval_file_pattern
+    self.global_batch_size = global_batch_size
+    self.seq_length = seq_length
+    self.max_predictions_per_seq = max_predictions_per_seq
+    self.sentence_task = sentence_task
+    self.shuffle_buffer_size = shuffle_buffer_size
+    self.seed = seed
+    self.config = model_config or AlbertConfig()
+    if seq_length > self.config.max_position_embeddings:
+      raise ValueError(
+          f"PretrainTask.seq_length={seq_length} exceeds "
+          f"AlbertConfig.max_position_embeddings="
+          f"{self.config.max_position_embeddings}")
+
+  def validate_data(self) -> None:
+    """Fails early, in one line, on missing files or records of other shapes."""
+    if not self.train_file_pattern:
+      raise ValueError("PretrainTask.train_file_pattern is required: set it "
+                       "with --gin_param=\"PretrainTask.train_file_pattern="
+                       "'data/*.tfrecord'\"")
+    for name in ("train_file_pattern", "eval_file_pattern"):
+      pattern = getattr(self, name)
+      if pattern:
+        data.match_files(pattern, what=f"PretrainTask.{name}")
+        data.check_record_shapes(pattern, self.seq_length,
+                                 self.max_predictions_per_seq)
+
+  def has_eval_inputs(self) -> bool:
+    return bool(self.eval_file_pattern)
+
+  def build_model(self) -> AlbertPretrainer:
+    model = AlbertPretrainer(AlbertEncoder.from_config_object(self.config))
+    model(model.dummy_inputs())
+    return model
+
+  def build_inputs(self, input_context, *, training, batch_size,
+                   skip_examples=0):
+    pattern = self.train_file_pattern if training else self.eval_file_pattern
+    return data.pretraining_dataset(
+        pattern,
+        seq_length=self.seq_length,
+        max_predictions_per_seq=self.max_predictions_per_seq,
+        batch_size=batch_size,
+        training=training,
+        input_context=input_context,
+        seed=self.seed,
+        skip_examples=skip_examples,
+        shuffle_buffer_size=self.shuffle_buffer_size)
+
+  def loss_totals(self, batch):
+    return {
+        "mlm_weight": tf.reduce_sum(batch["masked_lm_weights"]),
+        "examples": tf.cast(tf.shape(batch["input_word_ids"])[0], tf.float32),
+    }
+
+  def _per_example_losses(self, outputs, batch):
+    """Masked-LM NLL [B, P] and sentence-order cross-entropy [B]."""
+    mlm_nll = tf_keras.losses.sparse_categorical_crossentropy(
+        batch["masked_lm_ids"], outputs["mlm_logits"], from_logits=True)
+    sop_ce = tf_keras.losses.sparse_categorical_crossentropy(
+        batch["sentence_order_label"], outputs["sentence_order_logits"],
+        from_logits=True)
+    return mlm_nll, sop_ce
+
+  def compute_loss(self, outputs, batch, totals):
+    mlm_nll, sop_ce = self._per_example_losses(outputs, batch)
+    weights = batch["masked_lm_weights"]
+    mlm_loss = tf.reduce_sum(weights * mlm_nll) / (
+        totals["mlm_weight"] + MLM_EPSILON)
+    losses = {"masked_lm_loss": mlm_loss}
+    loss = mlm_loss
+    if self.sentence_task != "none":
+      sop_loss = tf.reduce_sum(sop_ce) / totals["examples"]
+      losses["sentence_order_loss"] = sop_loss
+      loss += sop_loss
+    losses["loss"] = loss
+    return losses
+
+  def build_metrics(self) -> List[tf_keras.metrics.Metric]:
+    metrics = [
+        tf_keras.metrics.SparseCategoricalAccuracy(name="masked_lm_accuracy"),
+        tf_keras.metrics.Mean(name="masked_lm_loss"),
+    ]
+    if self.sentence_task != "none":
+      metrics += [
+          tf_keras.metrics.SparseCategoricalAccuracy(
+              name="sentence_order_accuracy"),
+          tf_keras.metrics.Mean(name="sentence_order_loss"),
+      ]
+    return metrics
+
+  def update_metrics(self, metrics, outputs, batch):
+    by_name = {m.name: m for m in metrics}
+    mlm_nll, sop_ce = self._per_example_losses(outputs, batch)
+    weights = batch["masked_lm_weights"]
+    by_name["masked_lm_accuracy"].update_state(
+        batch["masked_lm_ids"], outputs["mlm_logits"], sample_weight=weights)
+    by_name["masked_lm_loss"].update_state(mlm_nll, sample_weight=weights)
+    if self.sentence_task != "none":
+      by_name["sentence_order_accuracy"].update_state(
+          batch["sentence_order_label"], outputs["sentence_order_logits"])
+      by_name["sentence_order_loss"].update_state(sop_ce)
+
+  def model_config_dict(self) -> Dict[str, object]:
+    return self.config.to_dict()

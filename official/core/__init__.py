@@ -1,0 +1,1 @@
+"""Task abstraction and the generic training loop."""

@@ -1,0 +1,285 @@
+"""`Trainer`: the one training loop, for every strategy, precision and batch split.
+
+The global batch of one optimizer step is split as
+    global_batch_size = micro_batch x gradient_accumulation_steps x replicas.
+Each replica receives micro_batch x accumulation examples per step, computes
+the task's loss totals, all-reduces them, and accumulates the gradients of its
+micro-batches' shares of the global loss (see `official.core.task`). The
+summed gradient is then clipped and applied (`clipped_update`), so the update
+equals the single-device update on the whole global batch.
+
+`Trainer._run` is the only place that calls `strategy.run`.
+"""
+
+import json
+import os
+from typing import Dict, Optional
+
+from absl import logging
+import tensorflow as tf
+import tf_keras
+
+from official.core.progress import Progress
+from official.core.task import Task
+from official.core.trainer_config import TrainerConfig
+from official.optimization.optimizer_config import OptimizerConfig
+from official.training.clipped_update import clipped_update
+
+MODEL_CONFIG_FILE = "model_config.json"
+
+
+class NonFiniteLossError(FloatingPointError):
+  """The training loss became NaN or infinite."""
+
+
+class Trainer:
+  """Trains `task` under `strategy`, checkpointing into `model_dir`.
+
+  Args:
+    task: the `Task`; it must expose `global_batch_size`.
+    strategy: from `official.distribute.strategy.make_strategy`.
+    optimizer_config: optimizer and learning-rate schedule.
+    config: steps, intervals, accumulation, precision, XLA, seed.
+    model_dir: checkpoints, TensorBoard summaries and `model_config.json`.
+  """
+
+  def __init__(self, *, task: Task, strategy: tf.distribute.Strategy,
+               optimizer_config: OptimizerConfig, config: TrainerConfig,
+               model_dir: str):
+    self.task = task
+    self.strategy = strategy
+    self.config = config
+    self.model_dir = model_dir
+    replicas = strategy.num_replicas_in_sync
+    accumulation = config.gradient_accumulation_steps
+    if task.global_batch_size % (replicas * accumulation):
+      raise ValueError(
+          f"global_batch_size={task.global_batch_size} must be divisible by "
+          f"replicas ({replicas}) x gradient_accumulation_steps "
+          f"({accumulation})")
+    self.micro_batch_size = task.global_batch_size // (replicas * accumulation)
+    self._check_model_config()
+
+    tf_keras.mixed_precision.set_global_policy(config.mixed_precision_policy)
+    tf_keras.utils.set_random_seed(config.seed)
+    if config.deterministic:
+      tf.config.experimental.enable_op_determinism()
+    with strategy.scope():
+      self.model = task.build_model()
+      optimizer = optimizer_config.build()
+      if config.mixed_precision_policy == "mixed_float16":
+        optimizer = tf_keras.mixed_precision.LossScaleOptimizer(optimizer)
+      optimizer.build(self.model.trainable_variables)
+      self.optimizer = optimizer
+      self.train_metrics = task.build_metrics()
+      self.eval_metrics = task.build_metrics()
+    self._learning_rate = optimizer_config.schedule()
+    self.checkpoint = tf.train.Checkpoint(model=self.model,
+                                          optimizer=self.optimizer)
+    self.checkpoint_manager = tf.train.CheckpointManager(
+        self.checkpoint, model_dir, max_to_keep=config.max_checkpoints,
+        step_counter=self.optimizer.iterations,
+        checkpoint_interval=config.checkpoint_interval)
+    self._grad_fn = tf.function(self._micro_batch_gradients,
+                                jit_compile=config.jit_compile)
+    self._train_loop = tf.function(self._train_loop_fn)
+    self._eval_loop = tf.function(self._eval_loop_fn)
+    self._writers = {}
+
+  @property
+  def global_step(self) -> int:
+    return int(self.optimizer.iterations.numpy())
+
+  def _check_model_config(self) -> None:
+    """Refuses a model directory that holds a different model."""
+    os.makedirs(self.model_dir, exist_ok=True)
+    path = os.path.join(self.model_dir, MODEL_CONFIG_FILE)
+    wanted = self.task.model_config_dict()
+    if os.path.exists(path):
+      with open(path, encoding="utf-8") as f:
+        saved = json.load(f)
+      changed = sorted(k for k in set(saved) | set(wanted)
+                       if saved.get(k) != wanted.get(k))
+      if changed:
+        details = ", ".join(f"{k}: {saved.get(k)!r} -> {wanted.get(k)!r}"
+                            for k in changed)
+        raise ValueError(f"model_dir {self.model_dir} holds a different model "
+                         f"({details}); use a new --model_dir or the same "
+                         "config")
+      return
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+      json.dump(wanted, f, indent=2, sort_keys=True)
+    os.replace(tmp, path)
+
+  # --- Inside strategy.run -------------------------------------------------
+
+  def _run(self, fn, args):
+    """The only call of `strategy.run`."""
+    return self.strategy.run(fn, args=args)
+
+  def _micro_batch_gradients(self, batch, totals):
+    variables = self.model.trainable_variables
+    with tf.GradientTape() as tape:
+      outputs = self.model(batch, training=True)
+      losses = self.task.compute_loss(outputs, batch, totals)
+      loss = losses["loss"]
+      if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
+        loss = self.optimizer.get_scaled_loss(loss)
+    grads = tape.gradient(loss, variables)
+    grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
+             for g, v in zip(grads, variables)]
+    return losses["loss"], grads, outputs
+
+  def _replica_train_step(self, batch):
+    context = tf.distribute.get_replica_context()
+    totals = context.all_reduce(tf.distribute.ReduceOp.SUM,
+                                self.task.loss_totals(batch))
+    accumulation = self.config.gradient_accumulation_steps
+    size = self.micro_batch_size
+    variables = self.model.trainable_variables
+    grads = [tf.zeros_like(v) for v in variables]
+    loss = tf.constant(0.0)
+    for i in tf.range(accumulation):
+      micro = {k: v[i * size:(i + 1) * size] for k, v in batch.items()}
+      micro_loss, micro_grads, outputs = self._grad_fn(micro, totals)
+      self.task.update_metrics(self.train_metrics, outputs, micro)
+      grads = [a + g for a, g in zip(grads, micro_grads)]
+      loss += micro_loss
+    if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
+      grads = self.optimizer.get_unscaled_gradients(grads)
+    clipped_update(self.optimizer, grads, variables, self.config.clip_norm)
+    return loss
+
+  def _replica_eval_step(self, batch):
+    outputs = self.model(batch, training=False)
+    self.task.update_metrics(self.eval_metrics, outputs, batch)
+
+  # --- Compiled loops (cross-replica context) -----------------------------
+
+  def _train_loop_fn(self, iterator, num_steps):
+    loss_sum = tf.constant(0.0)
+    done = tf.constant(0)
+    finite = tf.constant(True)
+    for _ in tf.range(num_steps):
+      per_replica = self._run(self._replica_train_step, (next(iterator),))
+      loss = self.strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica,
+                                  axis=None)
+      done += 1
+      if not tf.math.is_finite(loss):
+        finite = tf.constant(False)
+        break
+      loss_sum += loss
+    return loss_sum / tf.cast(tf.maximum(done, 1), tf.float32), done, finite
+
+  def _eval_loop_fn(self, iterator, num_steps):
+    done = tf.constant(0)
+    for _ in tf.range(num_steps):
+      batch = iterator.get_next_as_optional()
+      if not batch.has_value():
+        break
+      self._run(self._replica_eval_step, (batch.get_value(),))
+      done += 1
+    return done
+
+  # --- Host loop ---------------------------------------------------------
+
+  def _dataset(self, *, training: bool, start_step: int = 0):
+    per_replica = self.micro_batch_size * (
+        self.config.gradient_accumulation_steps if training else 1)
+
+    def dataset_fn(context):
+      local_replicas = context.num_replicas_in_sync // context.num_input_pipelines
+      skip = start_step * per_replica * local_replicas if training else 0
+      return self.task.build_inputs(context, training=training,
+                                    batch_size=per_replica, skip_examples=skip)
+
+    options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
+    return self.strategy.distribute_datasets_from_function(dataset_fn, options)
+
+  def _summaries(self, name: str, step: int, values: Dict[str, float]) -> None:
+    if name not in self._writers:
+      self._writers[name] = tf.summary.create_file_writer(
+          os.path.join(self.model_dir, name))
+    with self._writers[name].as_default(step=step):
+      for key, value in values.items():
+        tf.summary.scalar(key, value)
+    self._writers[name].flush()
+
+  def _next_stop(self, step: int) -> int:
+    """The next step at which a loop must end (checkpoint, eval, end)."""
+    c = self.config
+    stops = [c.train_steps, step + c.steps_per_loop,
+             (step // c.checkpoint_interval + 1) * c.checkpoint_interval]
+    if c.eval_interval:
+      stops.append((step // c.eval_interval + 1) * c.eval_interval)
+    return min(stops)
+
+  def train(self) -> Dict[str, float]:
+    """Trains to `train_steps` (resuming from the latest checkpoint).
+
+    Returns:
+      The last evaluation's metrics (train metrics if there is no eval data).
+
+    Raises:
+      NonFiniteLossError: the loss became NaN/inf; the last good checkpoint
+        is kept and the run stops.
+    """
+    restored = self.checkpoint_manager.restore_or_initialize()
+    step = self.global_step
+    if restored:
+      logging.info("Resumed from %s at step %d.", restored, step)
+    c = self.config
+    iterator = iter(self._dataset(training=True, start_step=step))
+    progress = Progress(c.train_steps, start=step)
+    results: Dict[str, float] = {}
+    while step < c.train_steps:
+      num_steps = self._next_stop(step) - step
+      loss, done, finite = self._train_loop(iterator, tf.constant(num_steps))
+      step = self.global_step
+      if not bool(finite):
+        raise NonFiniteLossError(
+            f"non-finite loss at step {step}: training stopped; last good "
+            f"checkpoint kept: {self.checkpoint_manager.latest_checkpoint}")
+      progress.update(step)
+      results = self._log_train(step, float(loss), progress)
+      self.checkpoint_manager.save(checkpoint_number=step, check_interval=True)
+      if c.eval_interval and step % c.eval_interval == 0 and step < c.train_steps:
+        self.evaluate(step)
+    if self.checkpoint_manager.latest_checkpoint is None or not \
+        self.checkpoint_manager.latest_checkpoint.endswith(f"-{step}"):
+      self.checkpoint_manager.save(checkpoint_number=step, check_interval=False)
+    logging.info("Training done at step %d; checkpoint %s", step,
+                 self.checkpoint_manager.latest_checkpoint)
+    eval_results = self.evaluate(step)
+    return eval_results or results
+
+  def _log_train(self, step: int, loss: float, progress: Progress):
+    values = {"loss": loss,
+              "learning_rate": float(self._learning_rate(step - 1))}
+    values.update({m.name: float(m.result()) for m in self.train_metrics})
+    for m in self.train_metrics:
+      m.reset_state()
+    examples_per_s = progress.rate * self.task.global_batch_size
+    values["examples_per_second"] = examples_per_s
+    self._summaries("train", step, values)
+    shown = " | ".join(f"{k} {v:.4g}" for k, v in values.items()
+                       if k not in ("examples_per_second",))
+    logging.info("train %s | %.1f examples/s | %s", progress.describe(),
+                 examples_per_s, shown)
+    return values
+
+  def evaluate(self, step: Optional[int] = None) -> Dict[str, float]:
+    """Runs `eval_steps` eval batches; {} if the task has no eval data."""
+    if not self.task.has_eval_inputs():
+      return {}
+    step = self.global_step if step is None else step
+    for m in self.eval_metrics:
+      m.reset_state()
+    iterator = iter(self._dataset(training=False))
+    batches = int(self._eval_loop(iterator, tf.constant(self.config.eval_steps)))
+    results = {m.name: float(m.result()) for m in self.eval_metrics}
+    self._summaries("eval", step, results)
+    logging.info("eval at step %d over %d batches: %s", step, batches,
+                 " | ".join(f"{k} {v:.4g}" for k, v in results.items()))
+    return results
