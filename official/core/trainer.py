@@ -78,13 +78,13 @@ class Trainer:
                                           optimizer=self.optimizer)
     self.checkpoint_manager = tf.train.CheckpointManager(
         self.checkpoint, model_dir, max_to_keep=config.max_checkpoints,
-        step_counter=self.optimizer.iterations,
-        checkpoint_interval=config.checkpoint_interval)
+        step_counter=self.optimizer.iterations)
     self._grad_fn = tf.function(self._micro_batch_gradients,
                                 jit_compile=config.jit_compile)
     self._train_loop = tf.function(self._train_loop_fn)
     self._eval_loop = tf.function(self._eval_loop_fn)
     self._writers = {}
+    self.train_history = []  # (step, logged values) per loop of this run
 
   @property
   def global_step(self) -> int:
@@ -243,12 +243,13 @@ class Trainer:
             f"checkpoint kept: {self.checkpoint_manager.latest_checkpoint}")
       progress.update(step)
       results = self._log_train(step, float(loss), progress)
-      self.checkpoint_manager.save(checkpoint_number=step, check_interval=True)
+      if step % c.checkpoint_interval == 0:
+        self.checkpoint_manager.save(checkpoint_number=step)
       if c.eval_interval and step % c.eval_interval == 0 and step < c.train_steps:
         self.evaluate(step)
     if self.checkpoint_manager.latest_checkpoint is None or not \
         self.checkpoint_manager.latest_checkpoint.endswith(f"-{step}"):
-      self.checkpoint_manager.save(checkpoint_number=step, check_interval=False)
+      self.checkpoint_manager.save(checkpoint_number=step)
     logging.info("Training done at step %d; checkpoint %s", step,
                  self.checkpoint_manager.latest_checkpoint)
     eval_results = self.evaluate(step)
@@ -263,6 +264,7 @@ class Trainer:
     examples_per_s = progress.rate * self.task.global_batch_size
     values["examples_per_second"] = examples_per_s
     self._summaries("train", step, values)
+    self.train_history.append((step, values))
     shown = " | ".join(f"{k} {v:.4g}" for k, v in values.items()
                        if k not in ("examples_per_second",))
     logging.info("train %s | %.1f examples/s | %s", progress.describe(),
