@@ -61,15 +61,19 @@ def pretrain(*, model_dir: str, gin_file: Sequence[str] = (),
   gin_files.parse_gin([DEFAULT_GIN, *gin_file], gin_param,
                       search_paths=[REPO_ROOT])
   task = PretrainTask()
-  task.validate_data()
   trainer_config = TrainerConfig()
   optimizer_config = OptimizerConfig()
+  # Before any other TensorFlow op: multi-worker collectives are configured
+  # when the runtime starts.
+  distribution = strategy_lib.make_strategy(strategy, tpu=tpu)
+  task.validate_data()
   trainer = Trainer(task=task,
-                    strategy=strategy_lib.make_strategy(strategy, tpu=tpu),
+                    strategy=distribution,
                     optimizer_config=optimizer_config,
                     config=trainer_config,
                     model_dir=model_dir)
-  logging.info("Operative config: %s", write_operative_config(model_dir))
+  if trainer.is_chief:
+    logging.info("Operative config: %s", write_operative_config(model_dir))
   logging.info(
       "Pretraining: %d steps of %d examples (%d per replica micro-batch x %d "
       "accumulation x %d replicas), model_dir %s", trainer_config.train_steps,

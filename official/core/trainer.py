@@ -58,7 +58,9 @@ class Trainer:
           f"replicas ({replicas}) x gradient_accumulation_steps "
           f"({accumulation})")
     self.micro_batch_size = task.global_batch_size // (replicas * accumulation)
-    self._check_model_config()
+    self.is_chief, self._write_dir = _chief_and_write_dir(strategy, model_dir)
+    if self.is_chief:
+      self._check_model_config()
 
     tf_keras.mixed_precision.set_global_policy(config.mixed_precision_policy)
     tf_keras.utils.set_random_seed(config.seed)
@@ -76,8 +78,11 @@ class Trainer:
     self._learning_rate = optimizer_config.schedule()
     self.checkpoint = tf.train.Checkpoint(model=self.model,
                                           optimizer=self.optimizer)
+    # Every worker saves (saving is collective); only the chief's copies are
+    # kept in model_dir, the others go to a scratch directory inside it.
     self.checkpoint_manager = tf.train.CheckpointManager(
-        self.checkpoint, model_dir, max_to_keep=config.max_checkpoints,
+        self.checkpoint, self._write_dir,
+        max_to_keep=config.max_checkpoints if self.is_chief else 1,
         step_counter=self.optimizer.iterations)
     self._grad_fn = tf.function(self._micro_batch_gradients,
                                 jit_compile=config.jit_compile)
@@ -85,6 +90,10 @@ class Trainer:
     self._eval_loop = tf.function(self._eval_loop_fn)
     self._writers = {}
     self.train_history = []  # (step, logged values) per loop of this run
+
+  def latest_checkpoint(self) -> Optional[str]:
+    """The newest checkpoint in model_dir (written by the chief)."""
+    return tf.train.latest_checkpoint(self.model_dir)
 
   @property
   def global_step(self) -> int:
@@ -198,6 +207,8 @@ class Trainer:
     return self.strategy.distribute_datasets_from_function(dataset_fn, options)
 
   def _summaries(self, name: str, step: int, values: Dict[str, float]) -> None:
+    if not self.is_chief:
+      return
     if name not in self._writers:
       self._writers[name] = tf.summary.create_file_writer(
           os.path.join(self.model_dir, name))
@@ -225,8 +236,11 @@ class Trainer:
       NonFiniteLossError: the loss became NaN/inf; the last good checkpoint
         is kept and the run stops.
     """
-    restored = self.checkpoint_manager.restore_or_initialize()
+    restored = tf.train.latest_checkpoint(self.model_dir)
+    if restored:
+      self.checkpoint.restore(restored).assert_existing_objects_matched()
     step = self.global_step
+    saved_step = step if restored else None
     if restored:
       logging.info("Resumed from %s at step %d.", restored, step)
     c = self.config
@@ -240,18 +254,18 @@ class Trainer:
       if not bool(finite):
         raise NonFiniteLossError(
             f"non-finite loss at step {step}: training stopped; last good "
-            f"checkpoint kept: {self.checkpoint_manager.latest_checkpoint}")
+            f"checkpoint kept: {self.latest_checkpoint()}")
       progress.update(step)
       results = self._log_train(step, float(loss), progress)
       if step % c.checkpoint_interval == 0:
         self.checkpoint_manager.save(checkpoint_number=step)
+        saved_step = step
       if c.eval_interval and step % c.eval_interval == 0 and step < c.train_steps:
         self.evaluate(step)
-    if self.checkpoint_manager.latest_checkpoint is None or not \
-        self.checkpoint_manager.latest_checkpoint.endswith(f"-{step}"):
+    if saved_step != step:  # the same decision on every worker: saving is collective
       self.checkpoint_manager.save(checkpoint_number=step)
     logging.info("Training done at step %d; checkpoint %s", step,
-                 self.checkpoint_manager.latest_checkpoint)
+                 self.latest_checkpoint())
     eval_results = self.evaluate(step)
     return eval_results or results
 
@@ -285,3 +299,18 @@ class Trainer:
     logging.info("eval at step %d over %d batches: %s", step, batches,
                  " | ".join(f"{k} {v:.4g}" for k, v in results.items()))
     return results
+
+
+def _chief_and_write_dir(strategy, model_dir: str):
+  """(is this process the chief, where it writes checkpoints)."""
+  resolver = getattr(strategy, "cluster_resolver", None)
+  task_type = getattr(resolver, "task_type", None)
+  if not task_type:
+    return True, model_dir
+  task_id = resolver.task_id or 0
+  cluster = resolver.cluster_spec().as_dict()
+  chief = task_type == "chief" or (
+      task_type == "worker" and task_id == 0 and "chief" not in cluster)
+  if chief:
+    return True, model_dir
+  return False, os.path.join(model_dir, f".scratch-{task_type}-{task_id}")

@@ -1,0 +1,143 @@
+"""`python -m albert.run_pretraining` as users run it: errors, kill-and-resume,
+and a two-worker MultiWorkerMirroredStrategy run on loopback ports."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tests.albert.synthetic_records import write_records
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+  root = tmp_path_factory.mktemp("cli_data")
+  write_records(root / "train-0.tfrecord", 128, seed=0)
+  write_records(root / "eval.tfrecord", 32, seed=5)
+  return root
+
+
+def _args(data_dir, model_dir, *extra, steps=8):
+  params = [
+      "AlbertConfig.vocab_size=64", "AlbertConfig.num_layers=2",
+      "AlbertConfig.max_position_embeddings=32",
+      f"PretrainTask.train_file_pattern='{data_dir}/train-*.tfrecord'",
+      f"PretrainTask.eval_file_pattern='{data_dir}/eval.tfrecord'",
+      "PretrainTask.seq_length=32", "PretrainTask.max_predictions_per_seq=5",
+      "PretrainTask.global_batch_size=8", f"TRAIN_STEPS={steps}",
+      "OptimizerConfig.warmup_steps=2", "TrainerConfig.steps_per_loop=1",
+      "TrainerConfig.checkpoint_interval=2", "TrainerConfig.eval_interval=0",
+      "TrainerConfig.eval_steps=2", "TrainerConfig.deterministic=True",
+  ]
+  return ([sys.executable, "-m", "albert.run_pretraining",
+           "--gin_file=gin/tiny.gin", f"--model_dir={model_dir}"] +
+          [f"--gin_param={p}" for p in params] + list(extra))
+
+
+def _run(args, **kwargs):
+  return subprocess.run(args, cwd=REPO, env=kwargs.pop("env", ENV),
+                        capture_output=True, text=True, timeout=600, **kwargs)
+
+
+def _variables(checkpoint_dir):
+  reader = tf.train.load_checkpoint(str(checkpoint_dir))
+  return {name: reader.get_tensor(name)
+          for name in reader.get_variable_to_shape_map()
+          if name.startswith("model/")}
+
+
+def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
+  run = _run([sys.executable, "-m", "albert.run_pretraining",
+              "--gin_file=gin/tiny.gin", f"--model_dir={tmp_path}/m"])
+  assert run.returncode != 0
+  assert run.stderr.strip().splitlines()[-1].startswith(
+      "run_pretraining: PretrainTask.train_file_pattern is required")
+  run = _run([sys.executable, "-m", "albert.run_pretraining",
+              "--gin_file=gin/tiny.gin", f"--model_dir={tmp_path}/m",
+              f"--gin_param=PretrainTask.train_file_pattern='{tmp_path}/x-*'"])
+  assert run.returncode != 0
+  assert "matches no files" in run.stderr.strip().splitlines()[-1]
+  run = _run([sys.executable, "-m", "albert.run_pretraining",
+              "--gin_file=gin/tiny.gin", f"--model_dir={tmp_path}/m",
+              "--gin_param=TrainerConfig.stepz=3"])
+  assert run.returncode != 0
+  assert run.stderr.strip().splitlines()[-1] == (
+      "run_pretraining: gin binding 'TrainerConfig.stepz=3': Configurable "
+      "'TrainerConfig' doesn't have a parameter named 'stepz'.")
+  assert not os.path.exists(tmp_path / "m" / "checkpoint")
+
+
+@pytest.mark.slow
+def test_kill_and_resume_gives_the_uninterrupted_weights(data_dir, tmp_path):
+  straight = _run(_args(data_dir, tmp_path / "straight", steps=40))
+  assert straight.returncode == 0, straight.stderr[-2000:]
+  assert os.path.exists(tmp_path / "straight" / "operative_config.gin")
+
+  model_dir = tmp_path / "killed"
+  proc = subprocess.Popen(_args(data_dir, model_dir, steps=40), cwd=REPO, env=ENV,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  deadline = time.time() + 300
+  while not os.path.exists(model_dir / "ckpt-8.index"):
+    assert proc.poll() is None and time.time() < deadline, "no checkpoint"
+    time.sleep(0.01)
+  proc.send_signal(signal.SIGKILL)
+  proc.wait()
+  assert proc.returncode == -signal.SIGKILL
+  assert not os.path.exists(model_dir / "ckpt-40.index")  # killed mid-way
+  resumed = _run(_args(data_dir, model_dir, steps=40))
+  assert resumed.returncode == 0, resumed.stderr[-2000:]
+  assert "Resumed from" in resumed.stderr
+  a, b = _variables(tmp_path / "straight"), _variables(model_dir)
+  assert a.keys() == b.keys() and len(a) > 10
+  for name in a:
+    np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def _free_ports(n):
+  sockets = [socket.socket() for _ in range(n)]
+  for s in sockets:
+    s.bind(("127.0.0.1", 0))
+  ports = [s.getsockname()[1] for s in sockets]
+  for s in sockets:
+    s.close()
+  return ports
+
+
+@pytest.mark.slow
+def test_two_workers_agree_with_one(data_dir, tmp_path):
+  # A shuffle buffer of 1 keeps the order, so both runs see the same global
+  # batches: the workers split every batch of 8 by example.
+  extra = ["--gin_param=PretrainTask.shuffle_buffer_size=1"]
+  single = _run(_args(data_dir, tmp_path / "single", *extra, steps=4))
+  assert single.returncode == 0, single.stderr[-2000:]
+
+  ports = _free_ports(2)
+  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+  model_dir = tmp_path / "multi"
+  procs = []
+  for index in range(2):
+    env = dict(ENV, TF_CONFIG=json.dumps(
+        {"cluster": cluster, "task": {"type": "worker", "index": index}}))
+    procs.append(subprocess.Popen(
+        _args(data_dir, model_dir, "--strategy=multi_worker", *extra, steps=4),
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True))
+  outputs = [p.communicate(timeout=600) for p in procs]
+  for p, (_, err) in zip(procs, outputs):
+    assert p.returncode == 0, err[-3000:]
+  assert "2 replica(s) in sync" in outputs[0][1]
+  a, b = _variables(tmp_path / "single"), _variables(model_dir)
+  assert a.keys() == b.keys()
+  for name in a:
+    np.testing.assert_allclose(a[name], b[name], rtol=1e-4, atol=1e-5,
+                               err_msg=name)
