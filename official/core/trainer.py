@@ -226,6 +226,20 @@ class Trainer:
       stops.append((step // c.eval_interval + 1) * c.eval_interval)
     return min(stops)
 
+  def train_iterator(self, start_step: int = 0):
+    """An iterator over the training stream, positioned after `start_step` steps."""
+    return iter(self._dataset(training=True, start_step=start_step))
+
+  def run_steps(self, iterator, num_steps: int):
+    """Runs up to `num_steps` training steps in one compiled loop.
+
+    Returns:
+      (mean loss of the steps run, whether every loss was finite); the loop
+      stops at the first non-finite loss.
+    """
+    loss, _, finite = self._train_loop(iterator, tf.constant(num_steps))
+    return float(loss), bool(finite)
+
   def train(self) -> Dict[str, float]:
     """Trains to `train_steps` (resuming from the latest checkpoint).
 
@@ -244,19 +258,18 @@ class Trainer:
     if restored:
       logging.info("Resumed from %s at step %d.", restored, step)
     c = self.config
-    iterator = iter(self._dataset(training=True, start_step=step))
+    iterator = self.train_iterator(start_step=step)
     progress = Progress(c.train_steps, start=step)
     results: Dict[str, float] = {}
     while step < c.train_steps:
-      num_steps = self._next_stop(step) - step
-      loss, done, finite = self._train_loop(iterator, tf.constant(num_steps))
+      loss, finite = self.run_steps(iterator, self._next_stop(step) - step)
       step = self.global_step
-      if not bool(finite):
+      if not finite:
         raise NonFiniteLossError(
             f"non-finite loss at step {step}: training stopped; last good "
             f"checkpoint kept: {self.latest_checkpoint()}")
       progress.update(step)
-      results = self._log_train(step, float(loss), progress)
+      results = self._log_train(step, loss, progress)
       if step % c.checkpoint_interval == 0:
         self.checkpoint_manager.save(checkpoint_number=step)
         saved_step = step

@@ -6,16 +6,35 @@ from typing import Callable
 import tensorflow as tf
 
 
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_CUBIC = 0.044715
+
+
+@tf.custom_gradient
+def _gelu_tanh(x):
+  c = tf.constant(_SQRT_2_OVER_PI, x.dtype)
+  k = tf.constant(_CUBIC, x.dtype)
+  t = tf.tanh(c * (x + k * x * x * x))
+  y = 0.5 * x * (1.0 + t)
+
+  def grad(dy):
+    # Recomputed from x alone, so the backward pass keeps one tensor per call
+    # instead of every intermediate of the formula (the FFN's largest cost).
+    t = tf.tanh(c * (x + k * x * x * x))
+    dt = (1.0 - t * t) * c * (1.0 + 3.0 * k * x * x)
+    return dy * (0.5 * (1.0 + t) + 0.5 * x * dt)
+
+  return y, grad
+
+
 def gelu(x: tf.Tensor) -> tf.Tensor:
   """GELU, tanh approximation (Hendrycks & Gimpel 2016), as in original ALBERT.
 
   0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))). Hugging Face calls
-  this `gelu_new`; the original BERT/ALBERT code calls it `gelu`.
+  this `gelu_new`; the original BERT/ALBERT code calls it `gelu`. The gradient
+  is written by hand and recomputes the tanh, saving activation memory.
   """
-  x = tf.convert_to_tensor(x)
-  coeff = tf.cast(math.sqrt(2.0 / math.pi), x.dtype)
-  cubic = tf.cast(0.044715, x.dtype) * tf.pow(x, 3)
-  return 0.5 * x * (1.0 + tf.tanh(coeff * (x + cubic)))
+  return _gelu_tanh(tf.convert_to_tensor(x))
 
 
 def gelu_exact(x: tf.Tensor) -> tf.Tensor:
