@@ -14,7 +14,7 @@ latest checkpoint in `--model_dir`.
 
 import os
 import sys
-from typing import Dict, Sequence
+from typing import Dict, Sequence, Tuple
 
 from absl import app
 from absl import flags
@@ -56,8 +56,12 @@ def write_operative_config(model_dir: str) -> str:
 
 def pretrain(*, model_dir: str, gin_file: Sequence[str] = (),
              gin_param: Sequence[str] = (), strategy: str = "default",
-             tpu: str = None) -> Dict[str, float]:
-  """Parses the configuration, builds the task and trains; returns eval metrics."""
+             tpu: str = None) -> Tuple[Dict[str, float], str]:
+  """Parses the configuration, builds the task and trains.
+
+  Returns:
+    (final eval metrics, or train metrics without eval data; the checkpoint).
+  """
   gin_files.parse_gin([DEFAULT_GIN, *gin_file], gin_param,
                       search_paths=[REPO_ROOT])
   task = PretrainTask()
@@ -80,7 +84,7 @@ def pretrain(*, model_dir: str, gin_file: Sequence[str] = (),
       task.global_batch_size, trainer.micro_batch_size,
       trainer_config.gradient_accumulation_steps,
       trainer.strategy.num_replicas_in_sync, model_dir)
-  return trainer.train()
+  return trainer.train(), trainer.latest_checkpoint()
 
 
 def main(argv: Sequence[str]) -> None:
@@ -89,12 +93,13 @@ def main(argv: Sequence[str]) -> None:
   if not MODEL_DIR.value:
     sys.exit("run_pretraining: --model_dir is required (where checkpoints go)")
   try:
-    results = pretrain(model_dir=MODEL_DIR.value, gin_file=GIN_FILES.value,
-                       gin_param=GIN_PARAMS.value, strategy=STRATEGY.value,
-                       tpu=TPU.value)
+    results, checkpoint = pretrain(
+        model_dir=MODEL_DIR.value, gin_file=GIN_FILES.value,
+        gin_param=GIN_PARAMS.value, strategy=STRATEGY.value, tpu=TPU.value)
   except (ValueError, RuntimeError, NonFiniteLossError) as e:
     sys.exit(f"run_pretraining: {str(e).strip().splitlines()[0]}")
-  print(" ".join(f"{k}={v:.4f}" for k, v in sorted(results.items())))
+  print("final " + " ".join(f"{k}={v:.4f}" for k, v in sorted(results.items())))
+  print(f"checkpoint {checkpoint}")
 
 
 if __name__ == "__main__":
