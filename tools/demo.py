@@ -27,6 +27,8 @@ WORK_DIR = flags.DEFINE_string("work_dir", "demo_out", "Where everything goes.")
 TRAIN_STEPS = flags.DEFINE_integer("train_steps", 1500, "Pretraining steps.")
 VOCAB_SIZE = flags.DEFINE_integer("vocab_size", 8000, "SentencePiece pieces.")
 DUPE_FACTOR = flags.DEFINE_integer("dupe_factor", 2, "Passes over the text.")
+CORPUS_MB = flags.DEFINE_float("corpus_mb", None,
+                               "Cap the sample corpus (default: all of it).")
 EVAL_EVERY = 20  # every 20th document is held out for evaluation
 
 
@@ -63,7 +65,8 @@ def main(argv):
   eval_text = os.path.join(work, "eval.txt")
   spm_prefix = os.path.join(work, "spm")
   if not os.path.exists(corpus):
-    _run([py, "tools/make_sample_corpus.py", f"--output={corpus}"],
+    cap = [f"--max_mb={CORPUS_MB.value}"] if CORPUS_MB.value else []
+    _run([py, "tools/make_sample_corpus.py", f"--output={corpus}", *cap],
          "1/4 sample corpus from the standard library's docstrings")
   if not os.path.exists(eval_text):
     n = _split_documents(corpus, train_text, eval_text)
