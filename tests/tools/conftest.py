@@ -62,3 +62,14 @@ def stats_dataset(data_dir, corpus_path, spm_model):
   arrays = {name: np.concatenate([p[name].numpy() for p in parts])
             for name in spec}
   return manifest, config, arrays, files
+
+
+@pytest.fixture(scope="session")
+def documents(corpus_path, tokenizer):
+  """The sample corpus as encoded Documents (one block, whole file)."""
+  import os  # pylint: disable=g-import-not-at-top
+  from albert.pretraining_data import corpus_reader  # pylint: disable=g-import-not-at-top
+  from albert.pretraining_data.block_generator import tokenize_documents  # pylint: disable=g-import-not-at-top
+  block = corpus_reader.Block(0, corpus_path, 0, os.path.getsize(corpus_path))
+  return tokenize_documents(corpus_reader.read_documents(block, 1 << 30),
+                            tokenizer)
