@@ -152,7 +152,8 @@ def _plan(input_file, output_file, num_output_shards, manifest_file,
       "outputs": paths}, sort_keys=True)
   fingerprint = hashlib.sha256(key.encode()).hexdigest()[:16]
   out_dir = os.path.dirname(paths[0])
-  stem = os.path.basename(shards_lib.split_extension(paths[0])[0])
+  first_name = output_file.split(",")[0].strip()
+  stem = os.path.basename(shards_lib.split_extension(first_name)[0])
   return _Run(inputs=inputs, paths=paths,
               blocks=corpus_reader.plan_blocks(inputs, config.block_bytes),
               staging=os.path.join(out_dir, f".{stem}.partial-{fingerprint}"),
