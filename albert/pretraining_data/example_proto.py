@@ -69,17 +69,36 @@ _DTYPES = {f.record_name: f.dtype for f in features.PRETRAINING_FEATURES}
 _ORDER = tuple(f.record_name for f in features.PRETRAINING_FEATURES)
 
 
+def _feature_prefix(name: str, payload_length: int) -> bytes:
+  """Everything of a map entry that precedes the packed values."""
+  tag = _FLOAT_LIST if _DTYPES[name] == "float32" else _INT64_LIST
+  if payload_length:
+    value_list_length = 1 + len(varint(payload_length)) + payload_length
+    value_list_prefix = bytes((_FIELD_1,)) + varint(payload_length)
+  else:  # An empty list is an empty message.
+    value_list_length, value_list_prefix = 0, b""
+  feature_prefix = bytes((tag,)) + varint(value_list_length)
+  feature_length = len(feature_prefix) + value_list_length
+  value_prefix = bytes((_FIELD_2,)) + varint(feature_length)
+  entry_length = len(_PREFIXES[name]) + len(value_prefix) + feature_length
+  return (bytes((_FIELD_1,)) + varint(entry_length) + _PREFIXES[name] +
+          value_prefix + feature_prefix + value_list_prefix)
+
+
+_PREFIX_CACHE = {}
+
+
 def _feature(name: str, values: np.ndarray) -> bytes:
   if _DTYPES[name] == "float32":
     packed = np.asarray(values, dtype="<f4").tobytes()
-    tag = _FLOAT_LIST
   else:
     packed = varints(values)
-    tag = _INT64_LIST
-  value_list = _length_delimited(_FIELD_1, packed) if packed else b""
-  feature = _length_delimited(tag, value_list)
-  entry = _PREFIXES[name] + _length_delimited(_FIELD_2, feature)
-  return _length_delimited(_FIELD_1, entry)
+  key = (name, len(packed))
+  prefix = _PREFIX_CACHE.get(key)
+  if prefix is None:
+    prefix = _PREFIX_CACHE.setdefault(key, _feature_prefix(name,
+                                                           len(packed)))
+  return prefix + packed
 
 
 def serialize_example(values: Dict[str, np.ndarray]) -> bytes:
