@@ -14,6 +14,7 @@ SparkRunner, ...) runs the same generation as an Apache Beam pipeline.
 See docs/pretraining_data.md.
 """
 
+from concurrent.futures.process import BrokenProcessPool
 import os
 import shlex
 import sys
@@ -141,6 +142,12 @@ def main(argv):
                         **common)
   except InputError as e:
     sys.exit(f"create_pretraining_data: error: {e}")
+  except BrokenProcessPool:
+    sys.exit("create_pretraining_data: error: a worker process died (killed, "
+             "out of memory?); run the same command again to resume")
+  except OSError as e:
+    sys.exit(f"create_pretraining_data: error: {e}; run the same command "
+             "again to resume once fixed")
 
 
 if __name__ == "__main__":

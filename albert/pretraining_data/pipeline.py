@@ -14,9 +14,11 @@ failed run leaves the previous output untouched, and bad input (detected
 before or during the run) leaves no output at all.
 """
 
+from concurrent import futures
 import dataclasses
 import glob
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -81,16 +83,36 @@ def _write_block(task: Tuple[corpus_reader.Block, str]) -> Tuple[int, dict]:
 
 
 def _run_blocks(tasks, model_proto, config, num_workers) -> Iterator:
+  """Yields (block index, stats) as blocks finish, in any order.
+
+  A worker that dies (e.g. killed for memory) fails the run with
+  BrokenProcessPool instead of hanging; finished blocks are kept for a rerun.
+  """
   if not tasks:
     return
   if num_workers <= 1 or len(tasks) == 1:
     _init_worker(model_proto, config)
     yield from map(_write_block, tasks)
     return
+  workers = min(num_workers, len(tasks))
+  queue = iter(tasks)
   context = multiprocessing.get_context("spawn")  # Safe beside TF threads.
-  with context.Pool(min(num_workers, len(tasks)), initializer=_init_worker,
-                    initargs=(model_proto, config)) as pool:
-    yield from pool.imap_unordered(_write_block, tasks, chunksize=1)
+  with futures.ProcessPoolExecutor(workers, mp_context=context,
+                                   initializer=_init_worker,
+                                   initargs=(model_proto, config)) as pool:
+    running = {pool.submit(_write_block, task)
+               for task in itertools.islice(queue, 2 * workers)}
+    try:
+      while running:
+        done, running = futures.wait(running,
+                                     return_when=futures.FIRST_COMPLETED)
+        for future in done:
+          yield future.result()
+          running.update(pool.submit(_write_block, task)
+                         for task in itertools.islice(queue, 1))
+    finally:
+      for future in running:  # On errors: do not start more blocks.
+        future.cancel()
 
 
 def _read_json(path: str) -> Optional[dict]:
