@@ -4,8 +4,6 @@ The manifest records only what decides the bytes (no times, no process
 counts), so equal runs give equal manifests.
 """
 
-import json
-import os
 from typing import Any, Dict, List, Sequence, Tuple
 
 from albert import features
@@ -58,13 +56,3 @@ def build_manifest(*, config: PretrainingDataConfig,
       "shards": list(shards),
   }
 
-
-def write_json_atomic(path: str, obj: Any) -> None:
-  """Writes JSON under a temporary name, then renames it into place."""
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    json.dump(obj, f, indent=2, sort_keys=False)
-    f.write("\n")
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
