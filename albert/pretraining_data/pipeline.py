@@ -20,6 +20,8 @@ import itertools
 import json
 import multiprocessing
 import os
+import threading
+import time
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from absl import logging
@@ -45,10 +47,21 @@ def default_num_workers() -> int:
     return os.cpu_count() or 1
 
 
-def _init_worker(model_proto: bytes, config: PretrainingDataConfig) -> None:
+def _exit_with_parent(parent_pid: int) -> None:
+  """Ends a worker whose main process died (e.g. killed), not to linger."""
+  while os.getppid() == parent_pid:
+    time.sleep(1.0)
+  os._exit(1)  # pylint: disable=protected-access
+
+
+def _init_worker(model_proto: bytes, config: PretrainingDataConfig,
+                 parent_pid: Optional[int] = None) -> None:
   _worker_state["tokenizer"] = SentencePieceTokenizer(
       model_proto, config.do_lower_case)
   _worker_state["config"] = config
+  if parent_pid is not None:
+    threading.Thread(target=_exit_with_parent, args=(parent_pid,),
+                     daemon=True).start()
 
 
 def _write_block(task: Tuple[corpus_reader.Block, str]) -> Tuple[int, dict]:
@@ -78,7 +91,8 @@ def _run_blocks(tasks, model_proto, config, num_workers) -> Iterator:
   context = multiprocessing.get_context("spawn")  # Safe beside TF threads.
   with futures.ProcessPoolExecutor(workers, mp_context=context,
                                    initializer=_init_worker,
-                                   initargs=(model_proto, config)) as pool:
+                                   initargs=(model_proto, config,
+                                             os.getpid())) as pool:
     running = {pool.submit(_write_block, task)
                for task in itertools.islice(queue, 2 * workers)}
     try:
