@@ -53,6 +53,7 @@ def _run_ours(queue, input_file, spm_model_file, output_file, config,
       spm_model_file=spm_model_file, config=config, num_workers=num_workers,
       num_output_shards=max(1, num_workers))
   queue.put({"examples": manifest["num_examples"],
+             "tokens": manifest["num_tokens"],
              "seconds": time.perf_counter() - start,
              "input_bytes": sum(i["bytes"] for i in manifest["inputs"]),
              "rss_main": _peak_mb(resource.RUSAGE_SELF),
@@ -91,8 +92,9 @@ def _report(name, r):
   mb = r["input_bytes"] / 1e6
   print(f"{name}: {r['examples']:,} examples from {mb:.1f} MB in "
         f"{r['seconds']:.1f} s = {rate:,.0f} examples/s, "
+        f"{r['tokens'] / r['seconds'] / 1e3:,.0f}k tokens/s, "
         f"{mb / r['seconds']:.2f} MB/s")
-  return rate
+  return rate, r["tokens"] / r["seconds"]
 
 
 def main(argv):
@@ -111,7 +113,7 @@ def main(argv):
         f"{config.dupe_factor} workers={workers} cores={os.cpu_count()}")
   ours = _in_process(_run_ours, FLAGS.input_file, FLAGS.spm_model_file,
                      os.path.join(out_dir, "ours.tfrecord"), config, workers)
-  rate = _report("create_pretraining_data", ours)
+  rate, token_rate = _report("create_pretraining_data", ours)
   print(f"  peak RSS: main {ours['rss_main']:.0f} MB, largest worker "
         f"{ours['rss_worker']:.0f} MB, all processes <= "
         f"{ours['rss_main'] + workers * ours['rss_worker']:.0f} MB")
@@ -120,9 +122,11 @@ def main(argv):
     base = _in_process(_run_baseline, FLAGS.input_file, FLAGS.spm_model_file,
                        os.path.join(out_dir, "baseline.tfrecord"), config,
                        max_bytes)
-    base_rate = _report("original algorithm, 1 process (baseline)", base)
+    base_rate, base_token_rate = _report(
+        "original algorithm, 1 process (baseline)", base)
     print(f"  peak RSS: {base['rss_main']:.0f} MB (with TensorFlow)")
-    print(f"speed-up: {rate / base_rate:.1f}x examples/s")
+    print(f"speed-up: {rate / base_rate:.1f}x examples/s, "
+          f"{token_rate / base_token_rate:.1f}x tokens/s")
   print(f"output in {out_dir}")
 
 
