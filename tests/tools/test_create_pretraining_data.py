@@ -1,6 +1,8 @@
 """create_pretraining_data: sharding, determinism, resume, errors, Beam."""
 
 import collections
+import hashlib
+import io
 import json
 import os
 import pathlib
@@ -8,10 +10,12 @@ import subprocess
 import sys
 
 import pytest
+import sentencepiece as spm
 
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.errors import InputError
 from albert.pretraining_data.pipeline import create_pretraining_data
+from albert.pretraining_data.tfrecord_writer import read_frames
 from albert.pretraining_data.tfrecord_writer import read_records
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -28,6 +32,10 @@ def _generate(out_dir, corpus, model, shards=3, workers=1, gzip=False,
       input_file=corpus, output_file=str(out_dir / "train.tfrecord"),
       spm_model_file=model, config=config, num_output_shards=shards,
       num_workers=workers, gzip=gzip, on_shard_done=on_shard_done)
+
+
+def read_records_from_bytes(data):
+  return read_frames(io.BytesIO(data))
 
 
 def _shard_bytes(out_dir):
@@ -68,18 +76,11 @@ def test_manifest_describes_the_shards(tmp_path, corpus_path, spm_model,
   assert manifest["num_examples"] == sum(counts)
   assert manifest["flags"]["dupe_factor"] == 2
   assert manifest["flags"]["sentence_task"] == "sop"
-  import hashlib  # pylint: disable=g-import-not-at-top
   assert manifest["spm_model"]["sha256"] == hashlib.sha256(
       pathlib.Path(spm_model).read_bytes()).hexdigest()
   assert [f["name"] for f in manifest["features"]][0] == "input_ids"
   assert manifest["inputs"] == [{"path": os.path.abspath(corpus_path),
                                  "bytes": os.path.getsize(corpus_path)}]
-
-
-def read_records_from_bytes(data):
-  import io  # pylint: disable=g-import-not-at-top
-  from albert.pretraining_data.tfrecord_writer import read_frames  # pylint: disable=g-import-not-at-top
-  return read_frames(io.BytesIO(data))
 
 
 def test_gzip_holds_the_same_records(tmp_path, corpus_path, spm_model,
@@ -162,7 +163,6 @@ def _error_cases(tmp, corpus, model):
   garbage = tmp / "garbage.model"
   garbage.write_bytes(b"\x00not a sentencepiece model")
   no_cls = tmp / "no_cls"
-  import sentencepiece as spm  # pylint: disable=g-import-not-at-top
   spm.SentencePieceTrainer.train(input=corpus, model_prefix=str(no_cls),
                                  vocab_size=300, minloglevel=2, num_threads=1)
   good = [f"--input_file={corpus}", f"--spm_model_file={model}"]

@@ -10,7 +10,7 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def records(stats_dataset, tokenizer):
+def records(stats_dataset):
   manifest, config, arrays, _ = stats_dataset
   lengths = arrays["input_mask"].sum(axis=1)
   return manifest, config, arrays, lengths
