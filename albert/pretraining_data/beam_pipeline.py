@@ -1,8 +1,9 @@
 """The same example generation as an Apache Beam pipeline.
 
-The corpus is planned into the same byte-range blocks as the local path
-(`corpus_reader.plan_blocks`); each block is one element, turned into
-serialized examples by `generate_block` with the same seeds, so for equal
+The corpus is planned into the same byte-range blocks and pass groups as the
+local path (`corpus_reader.plan_blocks`, `block_generator.pass_groups`); each
+(block, passes) unit is one element, turned into serialized examples by
+`generate_block` with the same seeds, so for equal
 inputs, options and model the pipeline writes the same multiset of examples
 as `pipeline.create_pretraining_data` (the runner decides which shard holds
 which example and in what order). Files are read through Beam's FileSystems,
@@ -29,6 +30,7 @@ from albert.pretraining_data import manifest as manifest_lib
 from albert.pretraining_data import shards as shards_lib
 from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
+from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.errors import InputError
 from albert.pretraining_data.tokenization import SentencePieceTokenizer
@@ -58,7 +60,7 @@ def expand_inputs(patterns: str) -> List[Tuple[str, int]]:
 
 
 class _GenerateBlock(beam.DoFn):
-  """Block -> serialized examples; block counts on the "stats" output."""
+  """(block, passes) -> serialized examples; counts on the "stats" output."""
 
   def __init__(self, model_proto: bytes, config: PretrainingDataConfig):
     super().__init__()
@@ -70,10 +72,11 @@ class _GenerateBlock(beam.DoFn):
     self._tokenizer = SentencePieceTokenizer(self._model_proto,
                                              self._config.do_lower_case)
 
-  def process(self, block: corpus_reader.Block) -> Iterator:
+  def process(self, unit: Tuple[corpus_reader.Block, range]) -> Iterator:
+    block, passes = unit
     stats = BlockStats()
     yield from generate_block(block, self._tokenizer, self._config, stats,
-                              opener=_open)
+                              passes=passes, opener=_open)
     yield beam.pvalue.TaggedOutput(_STATS, stats.to_dict())
 
 
@@ -118,7 +121,9 @@ def build_pipeline(pipeline: beam.Pipeline, *, blocks: Sequence,
   prefix, suffix = shards_lib.split_extension(names[0])
   results = (
       pipeline
-      | "Blocks" >> beam.Create(list(blocks))
+      | "Units" >> beam.Create([
+          (block, passes) for block in blocks
+          for passes in pass_groups(len(blocks), config.dupe_factor)])
       | "Spread" >> beam.Reshuffle()
       | "Generate" >> beam.ParDo(_GenerateBlock(model_proto, config))
       .with_outputs(_STATS, main="examples"))

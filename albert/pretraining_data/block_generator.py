@@ -154,26 +154,50 @@ def _rng(config: PretrainingDataConfig, *key: int) -> np.random.Generator:
   return np.random.default_rng([config.random_seed, *key])
 
 
+def pass_groups(num_blocks: int, dupe_factor: int,
+                min_tasks: int = 16) -> List[range]:
+  """Splits the passes over each block into contiguous groups.
+
+  A small corpus has few blocks; running groups of passes as separate tasks
+  keeps every core busy (each task encodes its block again). Any split gives
+  the same bytes, since every pass has its own seeds and shuffle; this one
+  depends on the plan only, so a rerun reuses the finished tasks.
+  """
+  groups = min(dupe_factor, max(1, -(-min_tasks // max(1, num_blocks))))
+  bounds = [dupe_factor * g // groups for g in range(groups + 1)]
+  return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def generate_block(block: corpus_reader.Block,
                    tokenizer: SentencePieceTokenizer,
                    config: PretrainingDataConfig,
                    stats: BlockStats,
+                   passes: Optional[range] = None,
                    opener: Optional[Callable] = None) -> Iterator[bytes]:
   """Yields the serialized examples of `block`, updating `stats`.
 
-  Examples of each pass over the block's documents are shuffled together.
+  Args:
+    block: the byte range to read.
+    tokenizer: the SentencePiece model and its tables.
+    config: the generation options.
+    stats: counts to update (documents only by the group with pass 0).
+    passes: which of the dupe_factor passes to run (default: all), in order.
+      The examples of each pass are shuffled together.
+    opener: path -> binary file object (default: local files).
 
   Raises:
     InputError: the block has a line that is not valid UTF-8.
   """
+  passes = range(config.dupe_factor) if passes is None else passes
   raw = corpus_reader.read_documents(block, config.block_bytes, opener)
   documents = tokenize_documents(raw, tokenizer)
-  stats.documents += len(documents)
-  stats.segments += sum(d.num_segments for d in documents)
-  stats.input_tokens += sum(len(d.tokens) for d in documents)
+  if 0 in passes:
+    stats.documents += len(documents)
+    stats.segments += sum(d.num_segments for d in documents)
+    stats.input_tokens += sum(len(d.tokens) for d in documents)
   builder = InstanceBuilder(config, tokenizer.is_word_start)
   encoder = ExampleEncoder(config, tokenizer)
-  for dupe in range(config.dupe_factor):
+  for dupe in passes:
     examples = []
     for doc_index in range(len(documents)):
       rng = _rng(config, block.index, _PAIRS_AND_MASKS, doc_index, dupe)

@@ -1,9 +1,11 @@
 """`create_pretraining_data`: corpus -> sharded TFRecords + manifest.json.
 
-Work is split into byte-range blocks (see corpus_reader); worker processes
-turn blocks into record files; the main process concatenates each shard's
-blocks in block order as soon as they are all done. So the output depends
-on the inputs, the config and the model only, never on `num_workers`.
+Work is split into units: a byte-range block of the corpus (see
+corpus_reader) and a group of its dupe_factor passes (see
+block_generator.pass_groups). Worker processes turn units into record files;
+the main process concatenates each shard's units in order as soon as they are
+all done. So the output depends on the inputs, the config and the model
+only, never on `num_workers`.
 
 Crash safety (see staging): everything is written inside a staging directory
 next to the first shard, each file under a temporary name renamed when
@@ -31,10 +33,12 @@ from albert.pretraining_data import manifest as manifest_lib
 from albert.pretraining_data import shards as shards_lib
 from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
+from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.errors import InputError
 from albert.pretraining_data.progress import ProgressReporter
 from albert.pretraining_data.staging import StagingDirectory
+from albert.pretraining_data.staging import unit_key
 from albert.pretraining_data.tokenization import SentencePieceTokenizer
 
 _worker_state = {}
@@ -64,18 +68,18 @@ def _init_worker(model_proto: bytes, config: PretrainingDataConfig,
                      daemon=True).start()
 
 
-def _write_block(task: Tuple[corpus_reader.Block, str]) -> Tuple[int, dict]:
-  """Worker: one block -> its record file in the staging directory."""
-  block, staging_path = task
+def _write_unit(task) -> Tuple[Tuple[int, int], dict]:
+  """Worker: one block and group of passes -> a record file in staging."""
+  block, group, passes, staging_path = task
   stats = BlockStats()
   records = generate_block(block, _worker_state["tokenizer"],
-                           _worker_state["config"], stats)
-  return block.index, StagingDirectory(staging_path).write_block(
-      block.index, records, stats)
+                           _worker_state["config"], stats, passes=passes)
+  unit = (block.index, group)
+  return unit, StagingDirectory(staging_path).write_unit(unit, records, stats)
 
 
-def _run_blocks(tasks, model_proto, config, num_workers) -> Iterator:
-  """Yields (block index, stats) as blocks finish, in any order.
+def _run_units(tasks, model_proto, config, num_workers) -> Iterator:
+  """Yields ((block index, group), stats) as units finish, in any order.
 
   A worker that dies (e.g. killed for memory) fails the run with
   BrokenProcessPool instead of hanging; finished blocks are kept for a rerun.
@@ -84,7 +88,7 @@ def _run_blocks(tasks, model_proto, config, num_workers) -> Iterator:
     return
   if num_workers <= 1 or len(tasks) == 1:
     _init_worker(model_proto, config)
-    yield from map(_write_block, tasks)
+    yield from map(_write_unit, tasks)
     return
   workers = min(num_workers, len(tasks))
   queue = iter(tasks)
@@ -93,7 +97,7 @@ def _run_blocks(tasks, model_proto, config, num_workers) -> Iterator:
                                    initializer=_init_worker,
                                    initargs=(model_proto, config,
                                              os.getpid())) as pool:
-    running = {pool.submit(_write_block, task)
+    running = {pool.submit(_write_unit, task)
                for task in itertools.islice(queue, 2 * workers)}
     try:
       while running:
@@ -101,7 +105,7 @@ def _run_blocks(tasks, model_proto, config, num_workers) -> Iterator:
                                      return_when=futures.FIRST_COMPLETED)
         for future in done:
           yield future.result()
-          running.update(pool.submit(_write_block, task)
+          running.update(pool.submit(_write_unit, task)
                          for task in itertools.islice(queue, 1))
     finally:
       for future in running:  # On errors: start no more blocks.
@@ -132,9 +136,13 @@ class _Job:
     self.fingerprint = _fingerprint(self.inputs, self.paths, config,
                                     model_sha256, gzipped)
     self.blocks = corpus_reader.plan_blocks(self.inputs, config.block_bytes)
+    self.groups = pass_groups(len(self.blocks), config.dupe_factor)
     num_shards = len(self.paths)
-    self.shard_blocks = [
-        list(shards_lib.blocks_of_shard(s, num_shards, len(self.blocks)))
+    # A unit is (block index, pass group); a shard is its units in order.
+    self.shard_units = [
+        [(b, g) for b in shards_lib.blocks_of_shard(s, num_shards,
+                                                     len(self.blocks))
+         for g in range(len(self.groups))]
         for s in range(num_shards)]
     out_dir = os.path.dirname(self.paths[0])
     stem = os.path.basename(shards_lib.split_extension(
@@ -143,33 +151,40 @@ class _Job:
         os.path.join(out_dir, f".{stem}.partial-{self.fingerprint}"))
     self.manifest_path = os.path.abspath(
         manifest_file or os.path.join(out_dir, "manifest.json"))
-    self.block_stats: Dict[int, Optional[dict]] = {}
+    self.unit_stats: Dict[Tuple[int, int], Optional[dict]] = {}
     self.shard_done: Dict[int, Optional[dict]] = {}
 
+  def unit_bytes(self, unit: Tuple[int, int]) -> float:
+    """The unit's share of the input, for progress."""
+    block = self.blocks[unit[0]]
+    return ((block.end - block.start) * len(self.groups[unit[1]]) /
+            self.config.dupe_factor)
+
   def resume(self, progress: ProgressReporter) -> List:
-    """Reads what earlier runs finished; returns the blocks still to do."""
+    """Reads what earlier runs finished; returns the units still to do."""
     self.staging.prepare()
     tasks = []
-    for shard, blocks in enumerate(self.shard_blocks):
+    for shard, units in enumerate(self.shard_units):
       marker = self.shard_done[shard] = self.staging.shard_marker(shard)
-      for index in blocks:
-        block = self.blocks[index]
-        stats = (marker["blocks"][str(index)] if marker
-                 else self.staging.block_stats(index))
-        self.block_stats[index] = stats
+      for unit in units:
+        stats = (marker["units"][unit_key(unit)] if marker
+                 else self.staging.unit_stats(unit))
+        self.unit_stats[unit] = stats
         if stats:
-          progress.skip(block.end - block.start, stats["documents"],
+          progress.skip(self.unit_bytes(unit), stats["documents"],
                         stats["examples"])
         else:
-          tasks.append((block, self.staging.path))
+          block, group = unit
+          tasks.append((self.blocks[block], group, self.groups[group],
+                        self.staging.path))
     return tasks
 
   def finish_shard_if_ready(self, shard: int, on_shard_done) -> None:
-    blocks = self.shard_blocks[shard]
-    if self.shard_done[shard] or not all(self.block_stats[b] for b in blocks):
+    units = self.shard_units[shard]
+    if self.shard_done[shard] or not all(self.unit_stats[u] for u in units):
       return
     self.shard_done[shard] = self.staging.assemble_shard(
-        shard, blocks, self.block_stats, self.gzipped)
+        shard, units, self.unit_stats, self.gzipped)
     if on_shard_done:
       on_shard_done(shard)
 
@@ -177,8 +192,8 @@ class _Job:
     totals, entries = BlockStats(), []
     for shard, path in enumerate(self.paths):
       shard_total = BlockStats()
-      for b in self.shard_blocks[shard]:
-        shard_total.add(BlockStats(**self.block_stats[b]))
+      for unit in self.shard_units[shard]:
+        shard_total.add(BlockStats(**self.unit_stats[unit]))
       totals.add(shard_total)
       entries.append({"file": os.path.basename(path),
                       "num_examples": shard_total.examples,
@@ -266,11 +281,9 @@ def _generate(job: _Job, model_proto: bytes, num_workers: int,
   tasks = job.resume(progress)
   for shard in range(len(job.paths)):  # Shards finished but not assembled.
     job.finish_shard_if_ready(shard, on_shard_done)
-  for index, stats in _run_blocks(tasks, model_proto, job.config,
-                                  num_workers):
-    job.block_stats[index] = stats
-    block = job.blocks[index]
-    progress.update(block.end - block.start, stats["documents"],
+  for unit, stats in _run_units(tasks, model_proto, job.config, num_workers):
+    job.unit_stats[unit] = stats
+    progress.update(job.unit_bytes(unit), stats["documents"],
                     stats["examples"])
-    job.finish_shard_if_ready(index % len(job.paths), on_shard_done)
+    job.finish_shard_if_ready(unit[0] % len(job.paths), on_shard_done)
   progress.update(0, 0, 0, force=True)

@@ -1,10 +1,10 @@
 """`StagingDirectory`: where a run writes until everything is complete.
 
 Layout of `.STEM.partial-FINGERPRINT/` beside the first shard:
-  block-000012.rec       framed records of block 12
-  block-000012.rec.json  its BlockStats, written last (= block done)
-  shard-00003.rec        a finished shard (gzipped if asked)
-  shard-00003.rec.json   {"blocks": {index: stats}}, written last (= done)
+  block-000012.003.rec       records of block 12, pass group 3 (a "unit")
+  block-000012.003.rec.json  its BlockStats, written last (= unit done)
+  shard-00003.rec            a finished shard (gzipped if asked)
+  shard-00003.rec.json       {"units": {"12.3": stats, ...}}, written last
 Every file is written under `NAME.tmp-PID` and renamed when complete, so a
 crash leaves only complete files and temporaries, which the next run of the
 same job removes. The fingerprint in the name keys the directory to the
@@ -15,7 +15,7 @@ import glob
 import json
 import os
 import shutil
-from typing import Dict, Iterable, Optional, Sequence
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 from absl import logging
 
@@ -46,6 +46,10 @@ def _read_json(path: str) -> Optional[dict]:
     return None
 
 
+def unit_key(unit: Tuple[int, int]) -> str:
+  return f"{unit[0]}.{unit[1]}"
+
+
 def move(src: str, dst: str) -> None:
   """Renames src to dst, copying under a temporary name across devices."""
   try:
@@ -62,8 +66,8 @@ class StagingDirectory:
   def __init__(self, path: str):
     self.path = path
 
-  def part(self, block_index: int) -> str:
-    return os.path.join(self.path, f"block-{block_index:06d}.rec")
+  def part(self, unit: Tuple[int, int]) -> str:
+    return os.path.join(self.path, f"block-{unit[0]:06d}.{unit[1]:03d}.rec")
 
   def shard(self, shard: int) -> str:
     return os.path.join(self.path, f"shard-{shard:05d}.rec")
@@ -79,16 +83,16 @@ class StagingDirectory:
     for tmp in glob.glob(os.path.join(glob.escape(self.path), "*.tmp-*")):
       os.remove(tmp)
 
-  def block_stats(self, block_index: int) -> Optional[dict]:
-    return _read_json(self.part(block_index) + ".json")
+  def unit_stats(self, unit: Tuple[int, int]) -> Optional[dict]:
+    return _read_json(self.part(unit) + ".json")
 
   def shard_marker(self, shard: int) -> Optional[dict]:
     return _read_json(self.shard(shard) + ".json")
 
-  def write_block(self, block_index: int, records: Iterable[bytes],
-                  stats) -> dict:
-    """Writes a block's records; `stats` is filled while they are drawn."""
-    part = self.part(block_index)
+  def write_unit(self, unit: Tuple[int, int], records: Iterable[bytes],
+                 stats) -> dict:
+    """Writes a unit's records; `stats` is filled while they are drawn."""
+    part = self.part(unit)
     with open(tmp_name(part), "wb") as f:
       TFRecordWriter(f).write_all(records)
     os.replace(tmp_name(part), part)
@@ -96,14 +100,15 @@ class StagingDirectory:
     write_json_atomic(part + ".json", result)
     return result
 
-  def assemble_shard(self, shard: int, blocks: Sequence[int],
-                     block_stats: Dict[int, dict], gzipped: bool) -> dict:
-    """Concatenates finished blocks into the shard; drops the block files."""
+  def assemble_shard(self, shard: int, units: Sequence[Tuple[int, int]],
+                     unit_stats: Dict[Tuple[int, int], dict],
+                     gzipped: bool) -> dict:
+    """Concatenates finished units into the shard; drops their files."""
     staged = self.shard(shard)
     with open(tmp_name(staged), "wb") as raw:
       writer = TFRecordWriter(raw, gzipped)
-      for index in blocks:
-        with open(self.part(index), "rb") as part:
+      for unit in units:
+        with open(self.part(unit), "rb") as part:
           while True:
             chunk = part.read(_COPY_BYTES)
             if not chunk:
@@ -113,10 +118,10 @@ class StagingDirectory:
       raw.flush()
       os.fsync(raw.fileno())
     os.replace(tmp_name(staged), staged)
-    marker = {"blocks": {str(b): block_stats[b] for b in blocks}}
+    marker = {"units": {unit_key(u): unit_stats[u] for u in units}}
     write_json_atomic(staged + ".json", marker)
-    for index in blocks:
-      for path in (self.part(index), self.part(index) + ".json"):
+    for unit in units:
+      for path in (self.part(unit), self.part(unit) + ".json"):
         if os.path.exists(path):
           os.remove(path)
     return marker
