@@ -10,7 +10,7 @@ only, never on `num_workers`.
 Crash safety (see staging): everything is written inside a staging directory
 next to the first shard, each file under a temporary name renamed when
 complete. A rerun with the same inputs and options finds the same directory,
-keeps finished blocks and shards and redoes the rest. The shards and the
+keeps finished units and shards and redoes the rest. The shards and the
 manifest move into place only when all shards are done, so a failed run
 leaves the previous output untouched, and bad input (found before or during
 the run) leaves no output at all.
