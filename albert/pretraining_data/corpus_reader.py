@@ -1,0 +1,140 @@
+"""The corpus as byte-range blocks, each read back as whole documents.
+
+Input format (the original's): UTF-8 text, one sentence per line, a blank
+(whitespace-only) line between documents. Every file is cut into blocks of
+about `block_bytes` at fixed byte offsets, without reading it. A document
+belongs to the block that holds the first byte of its first line, so a block
+can be read on its own (seek, skip the tail of a document that began earlier,
+read documents until one starts past the block's end) and every document is
+read by exactly one block. The plan depends only on the file sizes and
+`block_bytes`, never on how many processes run.
+
+A file's end always ends a document. A document longer than `block_bytes` is
+cut at a line boundary into parts of about that size, which bounds memory.
+"""
+
+import dataclasses
+from typing import BinaryIO, Callable, Iterator, List, Optional, Sequence, Tuple
+
+from albert.pretraining_data.errors import InputError
+
+Opener = Callable[[str], BinaryIO]
+_ASCII_WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_SCAN_BYTES = 1 << 16
+
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+  """Bytes [start, end) of one input file; `index` is its global position."""
+  index: int
+  path: str
+  start: int
+  end: int
+
+
+def plan_blocks(files: Sequence[Tuple[str, int]],
+                block_bytes: int) -> List[Block]:
+  """Cuts (path, size) files, in order, into blocks of at most ~block_bytes."""
+  blocks = []
+  for path, size in files:
+    if size <= 0:
+      continue
+    count = -(-size // block_bytes)
+    bounds = [size * j // count for j in range(count + 1)]
+    for start, end in zip(bounds[:-1], bounds[1:]):
+      blocks.append(Block(len(blocks), path, start, end))
+  return blocks
+
+
+def _open_local(path: str) -> BinaryIO:
+  return open(path, "rb")
+
+
+def _line_number(f: BinaryIO, offset: int) -> int:
+  """1-based number of the line that starts at byte `offset`."""
+  f.seek(0)
+  count, done = 1, 0
+  while done < offset:
+    chunk = f.read(min(_SCAN_BYTES, offset - done))
+    if not chunk:
+      break
+    count += chunk.count(b"\n")
+    done += len(chunk)
+  return count
+
+
+def _previous_line_is_blank(f: BinaryIO, line_start: int) -> bool:
+  """Whether the line that ends just before `line_start` is whitespace-only."""
+  tail = b""
+  end = line_start - 1  # Byte line_start - 1 is that line's "\n".
+  while end > 0:
+    begin = max(0, end - _SCAN_BYTES)
+    f.seek(begin)
+    chunk = f.read(end - begin)
+    newline = chunk.rfind(b"\n")
+    part = chunk[newline + 1:] if newline >= 0 else chunk
+    if part.translate(None, _ASCII_WHITESPACE + bytes(range(128, 256))):
+      return False  # An ASCII non-space character: certainly not blank.
+    tail = part + tail
+    if newline >= 0:
+      break
+    end = begin
+  return not tail.decode("utf-8", errors="replace").strip()
+
+
+def _decode(raw: bytes, f: BinaryIO, path: str, offset: int) -> str:
+  try:
+    return raw.decode("utf-8-sig" if offset == 0 else "utf-8")
+  except UnicodeDecodeError as e:
+    line = _line_number(f, offset)
+    raise InputError(
+        f"{path}, line {line}: not valid UTF-8 ({e.reason} at byte "
+        f"{e.start} of the line); convert the file to UTF-8") from None
+
+
+def read_documents(block: Block, max_document_bytes: int,
+                   opener: Optional[Opener] = None) -> Iterator[List[str]]:
+  """Yields the documents of `block` as lists of raw lines (with newlines).
+
+  Args:
+    block: the byte range to read.
+    max_document_bytes: longer documents are cut into parts of this size.
+    opener: path -> binary file object with seek (default: local `open`).
+
+  Raises:
+    InputError: a line is not valid UTF-8 (names the file and the line).
+  """
+  with (opener or _open_local)(block.path) as f:
+    offset = 0
+    skipping = False  # Inside a document that began in an earlier block.
+    if block.start > 0:
+      f.seek(block.start - 1)
+      offset = block.start - 1 + len(f.readline())
+      skipping = not _previous_line_is_blank(f, offset)
+      f.seek(offset)
+    doc, doc_bytes, in_doc = [], 0, False
+    while True:
+      raw = f.readline()
+      if not raw:
+        break
+      line_start, offset = offset, offset + len(raw)
+      text = _decode(raw, f, block.path, line_start)
+      if not text.strip():  # A blank line ends a document.
+        skipping = in_doc = False
+        if doc:
+          yield doc
+          doc, doc_bytes = [], 0
+        continue
+      if skipping:
+        continue
+      if not in_doc:
+        if line_start >= block.end:
+          break  # This document belongs to the next block.
+        in_doc = True
+      doc.append(text)
+      doc_bytes += len(raw)
+      if doc_bytes >= max_document_bytes:  # Cut; the rest is a new document.
+        yield doc
+        doc, doc_bytes = [], 0
+    if doc:
+      yield doc

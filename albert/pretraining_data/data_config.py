@@ -1,0 +1,80 @@
+"""`PretrainingDataConfig`: every option that decides the generated examples.
+
+Field names and defaults are the original `create_pretraining_data.py` flags
+(REFERENCE section 4), plus `sentence_task` and `block_bytes`. Options that
+only change speed (number of worker processes) are not here, so the config
+fingerprints an output: equal configs, inputs and model give equal bytes.
+"""
+
+import dataclasses
+import math
+
+from albert.pretraining_data.errors import InputError
+
+SENTENCE_TASKS = ("sop", "nsp", "none")
+# [CLS] A [SEP] B [SEP] with at least one token in each of A and B.
+MIN_SEQ_LENGTH = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingDataConfig:
+  """Options of example generation.
+
+  Attributes:
+    max_seq_length: tokens per example, padded with 0.
+    max_predictions_per_seq: masked positions per example, at most.
+    random_seed: seeds every random draw.
+    dupe_factor: passes over the corpus, each with fresh pairs and masks.
+    masked_lm_prob: fraction of tokens to mask (before the cap).
+    short_seq_prob: probability that a sequence gets a shorter target length.
+    ngram: longest masked n-gram, in whole words.
+    favor_shorter_ngram: p(n) ~ 1/n if True, else the reverse order.
+    do_lower_case: lower-case the text before SentencePiece.
+    do_whole_word_mask: mask whole words (else single pieces).
+    sentence_task: "sop" (in order / swapped), "nsp" (in order / random
+      document) or "none" (always in order, label 0).
+    block_bytes: size of the corpus blocks (the unit of parallel work and the
+      window for random documents).
+  """
+  max_seq_length: int = 512
+  max_predictions_per_seq: int = 20
+  random_seed: int = 12345
+  dupe_factor: int = 40
+  masked_lm_prob: float = 0.15
+  short_seq_prob: float = 0.1
+  ngram: int = 3
+  favor_shorter_ngram: bool = True
+  do_lower_case: bool = True
+  do_whole_word_mask: bool = True
+  sentence_task: str = "sop"
+  block_bytes: int = 2 << 20
+
+  def __post_init__(self):
+    if self.max_seq_length < MIN_SEQ_LENGTH:
+      raise InputError(
+          f"max_seq_length={self.max_seq_length} is too small: it must be at "
+          f"least {MIN_SEQ_LENGTH} ([CLS] A [SEP] B [SEP])")
+    if self.max_predictions_per_seq < 1:
+      raise InputError(f"max_predictions_per_seq="
+                       f"{self.max_predictions_per_seq} must be at least 1")
+    for name in ("masked_lm_prob", "short_seq_prob"):
+      value = getattr(self, name)
+      if not (isinstance(value, (int, float)) and math.isfinite(value) and
+              0.0 <= value <= 1.0):
+        raise InputError(f"{name}={value} must be a probability in [0, 1]")
+    for name in ("dupe_factor", "ngram", "block_bytes"):
+      if getattr(self, name) < 1:
+        raise InputError(f"{name}={getattr(self, name)} must be at least 1")
+    if self.random_seed < 0:
+      raise InputError(f"random_seed={self.random_seed} must be >= 0")
+    if self.sentence_task not in SENTENCE_TASKS:
+      raise InputError(f"sentence_task={self.sentence_task!r} must be one of "
+                       f"{', '.join(SENTENCE_TASKS)}")
+
+  @property
+  def max_num_tokens(self) -> int:
+    """Tokens of A and B together: the sequence minus [CLS] and two [SEP]."""
+    return self.max_seq_length - 3
+
+  def to_dict(self):
+    return dataclasses.asdict(self)

@@ -1,0 +1,58 @@
+"""`build_manifest`: what a generated dataset holds and how it was made.
+
+The manifest records only what decides the bytes (no times, no process
+counts), so equal runs give equal manifests.
+"""
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+from albert import features
+from albert.pretraining_data.data_config import PretrainingDataConfig
+
+FORMAT = "albert_pretraining_tfrecord"
+VERSION = 1
+
+
+def feature_schema(config: PretrainingDataConfig) -> List[Dict[str, Any]]:
+  lengths = features.feature_lengths(config.max_seq_length,
+                                     config.max_predictions_per_seq)
+  return [{"name": f.record_name, "dtype": f.dtype,
+           "length": lengths[f.record_name]}
+          for f in features.PRETRAINING_FEATURES]
+
+
+def build_manifest(*, config: PretrainingDataConfig,
+                   inputs: Sequence[Tuple[str, int]], model_path: str,
+                   model_sha256: str, vocab_size: int, compression: str,
+                   totals: Dict[str, int],
+                   shards: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+  """The manifest as a JSON-ready dict.
+
+  Args:
+    config: the generation options (recorded under "flags").
+    inputs: (path, bytes) of every input file.
+    model_path, model_sha256, vocab_size: the SentencePiece model.
+    compression: "" or "GZIP" (the tf.data compression_type to read with).
+    totals: summed `BlockStats` counts.
+    shards: per shard {"file", "num_examples", "num_tokens"}.
+  """
+  examples = totals.get("examples", 0)
+  return {
+      "format": FORMAT,
+      "version": VERSION,
+      "num_examples": examples,
+      "num_tokens": totals.get("example_tokens", 0),
+      "num_masked_positions": totals.get("masked_positions", 0),
+      "num_documents": totals.get("documents", 0),
+      "num_input_tokens": totals.get("input_tokens", 0),
+      "sentence_label_1_fraction": (
+          totals.get("sentence_label_1", 0) / examples if examples else 0.0),
+      "compression": compression,
+      "flags": config.to_dict(),
+      "spm_model": {"path": model_path, "sha256": model_sha256,
+                    "vocab_size": vocab_size},
+      "inputs": [{"path": p, "bytes": b} for p, b in inputs],
+      "features": feature_schema(config),
+      "shards": list(shards),
+  }
+

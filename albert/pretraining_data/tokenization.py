@@ -1,0 +1,146 @@
+"""Text normalisation, SentencePiece encoding and the word-start rule.
+
+Matches the original ALBERT release (REFERENCE section 4): a line is
+normalised (whitespace collapsed, NFKD, combining marks dropped, optionally
+lower-cased), then split into SentencePiece pieces; a piece that ends in a
+digit followed by a comma ("1,") is split into the digits and the comma, as
+the original `encode_pieces` intends. Whole-word masking needs to know which
+pieces start a word; the rule depends only on the piece string, so it is
+evaluated once per vocabulary entry into a lookup table.
+"""
+
+import hashlib
+import re
+import unicodedata
+from typing import List, Sequence
+
+import numpy as np
+import sentencepiece as spm
+
+from albert.pretraining_data.errors import InputError
+
+SPACE_MARK = "\u2581"  # SentencePiece's "▁", marks a piece that follows a space.
+CONTROL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
+
+# The original's punctuation set: ASCII punctuation without the apostrophe.
+_PUNCTUATION = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz") | _PUNCTUATION
+_DIGIT_COMMA = re.compile(r"\d,")
+
+
+def preprocess_text(line: str, lower: bool) -> str:
+  """Normalises one line as the original does before SentencePiece.
+
+  Whitespace runs collapse to one space and the ends are stripped; then NFKD
+  and removal of combining marks (accents); then lower-casing if `lower`.
+  An empty result marks a document boundary.
+  """
+  text = " ".join(line.split())
+  if not text.isascii():  # NFKD and combining marks only touch non-ASCII.
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+  return text.lower() if lower else text
+
+
+def is_word_start_piece(piece: str) -> bool:
+  """The original's rule: does this SentencePiece piece start a word?
+
+  True for a piece that begins with the space mark or with "<", a piece that
+  is a single punctuation character, and a piece with any character outside
+  a-z and punctuation (digits, apostrophes, accents, other scripts).
+  """
+  return (piece.startswith(SPACE_MARK) or piece.startswith("<") or
+          piece in _PUNCTUATION or
+          not all(c.lower() in _WORD_CHARS for c in piece))
+
+
+def file_sha256(path: str) -> str:
+  digest = hashlib.sha256()
+  with open(path, "rb") as f:
+    for chunk in iter(lambda: f.read(1 << 20), b""):
+      digest.update(chunk)
+  return digest.hexdigest()
+
+
+class SentencePieceTokenizer:
+  """A SentencePiece model with ALBERT's special ids and lookup tables.
+
+  Attributes:
+    vocab_size: number of pieces.
+    cls_id, sep_id, mask_id: ids of the control symbols.
+    is_word_start: bool [vocab_size], `is_word_start_piece` of each piece.
+    replacement_ids: int32 ids that random replacement may draw: every piece
+      that is not a control, unknown or unused symbol.
+  """
+
+  def __init__(self, model_proto: bytes, lower: bool, name: str = "model"):
+    """Loads a serialized model; raises InputError if it is unusable."""
+    self.lower = lower
+    self._sp = spm.SentencePieceProcessor()
+    try:
+      self._sp.LoadFromSerializedProto(model_proto)
+    except Exception as e:  # sentencepiece raises RuntimeError/OSError.
+      raise InputError(
+          f"{name} is not a valid SentencePiece model ({e}); train one with "
+          "tools/train_sentencepiece.py") from None
+    self.vocab_size = self._sp.get_piece_size()
+    ids = {}
+    for piece in CONTROL_PIECES:
+      pid = self._sp.piece_to_id(piece)
+      if pid == self._sp.unk_id() or self._sp.id_to_piece(pid) != piece:
+        raise InputError(
+            f"{name} has no {piece} piece; ALBERT needs [CLS], [SEP] and "
+            "[MASK] as control symbols (tools/train_sentencepiece.py adds them)")
+      ids[piece] = pid
+    self.cls_id, self.sep_id, self.mask_id = (ids[p] for p in CONTROL_PIECES)
+    pieces = [self._sp.id_to_piece(i) for i in range(self.vocab_size)]
+    self.is_word_start = np.array([is_word_start_piece(p) for p in pieces],
+                                  dtype=bool)
+    self.replacement_ids = np.array(
+        [i for i in range(self.vocab_size)
+         if not (self._sp.is_control(i) or self._sp.is_unknown(i) or
+                 self._sp.is_unused(i))], dtype=np.int32)
+    if not self.replacement_ids.size:
+      raise InputError(f"{name} has no ordinary pieces")
+
+  @classmethod
+  def from_file(cls, path: str, lower: bool) -> "SentencePieceTokenizer":
+    try:
+      with open(path, "rb") as f:
+        proto = f.read()
+    except OSError as e:
+      raise InputError(f"cannot read SentencePiece model {path}: "
+                       f"{e.strerror or e}") from None
+    return cls(proto, lower, name=f"SentencePiece model {path}")
+
+  def id_to_piece(self, i: int) -> str:
+    return self._sp.id_to_piece(int(i))
+
+  def encode_lines(self, lines: Sequence[str]) -> List[List[int]]:
+    """Token ids of already normalised, non-empty lines (may be empty)."""
+    ids = self._sp.encode(list(lines), out_type=int, num_threads=1)
+    for k, line in enumerate(lines):
+      if _DIGIT_COMMA.search(line):
+        ids[k] = self._encode_with_digit_comma_split(line)
+    return ids
+
+  def _encode_with_digit_comma_split(self, line: str) -> List[int]:
+    """The original's special case: "1," becomes "1" and "," pieces."""
+    pieces = []
+    for piece in self._sp.encode(line, out_type=str):
+      if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
+        sub = self._sp.encode(piece[:-1].replace(SPACE_MARK, ""), out_type=str)
+        # Re-encoding adds a leading space mark; keep it only if the piece
+        # had one.
+        if sub and piece[0] != SPACE_MARK and sub[0].startswith(SPACE_MARK):
+          sub = sub[1:] if len(sub[0]) == 1 else [sub[0][1:]] + sub[1:]
+        pieces.extend(sub)
+        pieces.append(",")
+      else:
+        pieces.append(piece)
+    return [self._sp.piece_to_id(p) for p in pieces]
+
+  def tokenize(self, line: str) -> List[int]:
+    """Normalises and encodes one raw line."""
+    text = preprocess_text(line, self.lower)
+    return self.encode_lines([text])[0] if text else []
