@@ -23,7 +23,7 @@ test: install
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 demo: install
-	$(PY) -m albert.model_summary --gin_file=gin/base.gin
+	$(PY) tools/demo.py --work_dir=demo_out
 
 clean:
 	rm -rf $(VENV) .pytest_cache

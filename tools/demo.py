@@ -26,7 +26,7 @@ from absl import flags
 WORK_DIR = flags.DEFINE_string("work_dir", "demo_out", "Where everything goes.")
 TRAIN_STEPS = flags.DEFINE_integer("train_steps", 1500, "Pretraining steps.")
 VOCAB_SIZE = flags.DEFINE_integer("vocab_size", 8000, "SentencePiece pieces.")
-DUPE_FACTOR = flags.DEFINE_integer("dupe_factor", 2, "Passes over the text.")
+DUPE_FACTOR = flags.DEFINE_integer("dupe_factor", 5, "Passes over the text.")
 CORPUS_MB = flags.DEFINE_float("corpus_mb", None,
                                "Cap the sample corpus (default: all of it).")
 EVAL_EVERY = 20  # every 20th document is held out for evaluation
@@ -75,14 +75,14 @@ def main(argv):
     _run([py, "tools/train_sentencepiece.py", f"--input={train_text}",
           f"--model_prefix={spm_prefix}", f"--vocab_size={VOCAB_SIZE.value}"],
          "2/4 SentencePiece vocabulary")
-  for split, text, shards in (("train", train_text, 2), ("eval", eval_text, 1)):
+  for split, text in (("train", train_text), ("eval", eval_text)):
     output = os.path.join(work, "data", f"{split}.tfrecord")
     if not os.path.exists(os.path.join(work, "data", f"{split}.manifest.json")):
       _run([py, "tools/create_pretraining_data.py", f"--input_file={text}",
             f"--output_file={output}", f"--spm_model_file={spm_prefix}.model",
             "--max_seq_length=128", "--max_predictions_per_seq=20",
             f"--dupe_factor={DUPE_FACTOR.value}",
-            f"--num_output_shards={shards}",
+            "--num_output_shards=1",
             f"--manifest_file={os.path.join(work, 'data', split + '.manifest.json')}"],
            f"3/4 pretraining data ({split})")
   model_dir = os.path.join(work, "model")

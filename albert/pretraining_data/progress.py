@@ -5,11 +5,7 @@ from typing import Optional
 
 from absl import logging
 
-
-def _duration(seconds: float) -> str:
-  seconds = int(round(seconds))
-  hours, rest = divmod(seconds, 3600)
-  return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
+from official.core.progress import format_duration as _duration
 
 
 class ProgressReporter:
