@@ -15,7 +15,7 @@ step clips the global gradient norm before calling `apply_gradients`.
 """
 
 import re
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 import tensorflow as tf
 import tf_keras
@@ -92,6 +92,18 @@ class Lamb(tf_keras.optimizers.Optimizer):
         self.add_variable_from_reference(model_variable=var, variable_name="v")
         for var in var_list
     ]
+
+  def slots(self, variable: tf.Variable) -> Tuple[tf.Variable, tf.Variable]:
+    """The (m, v) moment slots of `variable`, one of the built var_list.
+
+    Checkpoint converters read and write optimizer state through this.
+    """
+    key = self._var_key(variable)
+    if not getattr(self, "_built", False) or key not in self._index_dict:
+      raise ValueError(f"{variable.name} has no {self.name} slots: call "
+                       "build() with a var_list that holds it first")
+    index = self._index_dict[key]
+    return self._momentums[index], self._velocities[index]
 
   def applies_weight_decay(self, name: str) -> bool:
     """Whether the variable called `name` gets weight decay."""

@@ -148,3 +148,18 @@ def test_defaults_and_config_round_trip():
 def test_bad_arguments(kwargs, message):
   with pytest.raises(ValueError, match=message):
     Lamb(**kwargs)
+
+
+def test_slots_are_the_moments_of_that_variable():
+  a = tf.Variable(np.ones((2, 3), np.float32), name="a/kernel")
+  b = tf.Variable(np.ones((3,), np.float32), name="b/kernel")
+  opt = Lamb(learning_rate=0.01)
+  ga = np.arange(6, dtype=np.float32).reshape(2, 3)
+  gb = -np.arange(3, dtype=np.float32) - 1.0
+  opt.apply_gradients([(tf.constant(ga), a), (tf.constant(gb), b)])
+  for var, g in ((a, ga), (b, gb)):
+    m, v = opt.slots(var)
+    np.testing.assert_allclose(m.numpy(), (1 - B1) * g, rtol=1e-6)
+    np.testing.assert_allclose(v.numpy(), (1 - B2) * g * g, rtol=1e-4)
+  with pytest.raises(ValueError, match="c/kernel.*has no LAMB slots"):
+    opt.slots(tf.Variable(np.ones((3,), np.float32), name="c/kernel"))
