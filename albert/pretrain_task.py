@@ -8,7 +8,6 @@ import tf_keras
 
 from albert import data
 from albert.config import AlbertConfig
-from albert.encoder import AlbertEncoder
 from albert.pretrainer import AlbertPretrainer
 from official.core.task import Task
 
@@ -90,9 +89,7 @@ class PretrainTask(Task):
     return bool(self.eval_file_pattern)
 
   def build_model(self) -> AlbertPretrainer:
-    model = AlbertPretrainer(AlbertEncoder.from_config_object(self.config))
-    model(model.dummy_inputs())
-    return model
+    return AlbertPretrainer.from_config_object(self.config)
 
   def build_inputs(self, input_context, *, training, batch_size,
                    skip_examples=0):

@@ -3,6 +3,7 @@
 import tensorflow as tf
 import tf_keras
 
+from albert.config import AlbertConfig
 from albert.encoder import AlbertEncoder
 from albert.masked_lm_head import MaskedLMHead
 from albert.sentence_order_head import SentenceOrderHead
@@ -39,6 +40,18 @@ class AlbertPretrainer(tf_keras.Model):
         name="masked_lm")
     self.sentence_order = SentenceOrderHead(
         initializer_range=config.initializer_range, name="sentence_order")
+
+  @classmethod
+  def from_config_object(cls, config: AlbertConfig,
+                         **kwargs) -> "AlbertPretrainer":
+    """Builds the pretrainer of an `AlbertConfig`, weights created.
+
+    The one construction used by training and checkpoint loading, so that
+    variables (and optimizer slots, which follow their order) line up.
+    """
+    model = cls(AlbertEncoder.from_config_object(config), **kwargs)
+    model(model.dummy_inputs())
+    return model
 
   def call(self, inputs, training=None):
     outputs = self.encoder(inputs, training=training)
