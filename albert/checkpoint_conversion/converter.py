@@ -1,0 +1,304 @@
+"""The conversions between our model directories and the original / HF formats.
+
+  from_original     original TF1 checkpoint + albert_config.json -> model dir
+  from_huggingface  transformers model directory                 -> model dir
+  to_original       model dir -> TF1 checkpoint + albert_config.json
+  to_huggingface    model dir -> config.json + model.safetensors
+
+Every tensor is checked for name and shape on the way in (`NameTable`), and
+every output is written into a temporary sibling directory that is renamed
+into place only when complete: a failed conversion leaves nothing behind.
+"""
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+from typing import Dict, Optional, Tuple
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from albert import model_dir as model_dir_lib
+from albert.checkpoint_conversion import huggingface_names
+from albert.checkpoint_conversion import original_checkpoint
+from albert.checkpoint_conversion import original_names
+from albert.checkpoint_conversion import safetensors_io
+from albert.checkpoint_conversion.errors import ConversionError
+from albert.checkpoint_conversion.pretrainer_weights import pretrainer_weights
+from albert.config import AlbertConfig
+from albert.pretrainer import AlbertPretrainer
+from official.optimization.optimizer_config import OptimizerConfig
+
+_CKPT_STEP = re.compile(r"ckpt-(\d+)$")
+
+
+# --- Into a model directory of ours ------------------------------------------
+
+def from_original(*, checkpoint: str, albert_config: Optional[str],
+                  output_dir: str,
+                  optimizer_slots: bool = False) -> str:
+  """Converts an original TF1 checkpoint into a model directory.
+
+  Args:
+    checkpoint: the checkpoint prefix (`DIR/model.ckpt-best`) or directory.
+    albert_config: its `albert_config.json`; None: the one beside it.
+    output_dir: the model directory to create (must not exist or be empty).
+    optimizer_slots: also convert `<var>/adam_m`, `<var>/adam_v` into LAMB's
+      m and v and `global_step` into its iterations, so that
+      `albert.run_pretraining --model_dir=OUTPUT_DIR` resumes from them.
+
+  Returns:
+    The checkpoint prefix written (`OUTPUT_DIR/ckpt-N`, N = global_step).
+  """
+  _check_output_dir(output_dir)
+  config = _read_original_config(albert_config, checkpoint)
+  tensors, prefix = original_checkpoint.read_checkpoint(checkpoint)
+  step = tensors.pop(original_names.GLOBAL_STEP, None)
+  slots = {suffix: {n: tensors.pop(n) for n in sorted(tensors)
+                    if n.endswith(suffix)}
+           for suffix in original_names.SLOT_SUFFIXES}
+  num_slots = sum(len(s) for s in slots.values())
+  table = original_names.name_table(config)
+  pretrainer, weights = _build(config, table)
+  shapes = {n: tuple(v.shape) for n, v in weights.items()}
+  _assign(weights, table.to_ours(tensors, shapes, source=prefix))
+  logging.info("%s: %d weights read", prefix, len(table))
+  optimizer = None
+  if optimizer_slots:
+    if not num_slots:
+      raise ConversionError(f"{prefix} holds no optimizer slots (*/adam_m, "
+                            "*/adam_v); convert without --optimizer_slots")
+    if step is None:
+      raise ConversionError(f"{prefix} holds no global_step; the optimizer "
+                            "state cannot be resumed without its step")
+    optimizer = _new_optimizer(pretrainer)
+    for suffix, kind in original_names.SLOT_SUFFIXES.items():
+      arrays = table.with_suffix(suffix).to_ours(slots[suffix], shapes,
+                                                 source=prefix)
+      for name, array in arrays.items():
+        optimizer.slots(weights[name])[kind == "v"].assign(array)
+    optimizer.iterations.assign(int(step))
+    logging.info("%s: %d optimizer slots read, step %d", prefix, num_slots,
+                 int(step))
+  elif num_slots:
+    logging.info("%s: %d optimizer slots ignored (--optimizer_slots converts "
+                 "them)", prefix, num_slots)
+  with _staged(output_dir) as staging:
+    path = model_dir_lib.write_model_dir(
+        staging, pretrainer, optimizer=optimizer,
+        step=0 if step is None else int(step))
+  return os.path.join(output_dir, os.path.basename(path))
+
+
+def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
+  """Converts a transformers ALBERT model directory into a model directory.
+
+  Args:
+    checkpoint: the directory with `config.json` and `model.safetensors` (or
+      `pytorch_model.bin`, read only when torch is installed).
+    output_dir: the model directory to create (must not exist or be empty).
+
+  Returns:
+    The checkpoint prefix written (`OUTPUT_DIR/ckpt-0`).
+  """
+  _check_output_dir(output_dir)
+  tensors, path = safetensors_io.read_weights(checkpoint)
+  config = huggingface_names.config_from_huggingface(
+      safetensors_io.read_config(checkpoint),
+      source=os.path.join(checkpoint, safetensors_io.CONFIG_FILE))
+  tensors = huggingface_names.split_aliases(tensors, source=path)
+  table = huggingface_names.name_table(config)
+  pretrainer, weights = _build(config, table)
+  shapes = {n: tuple(v.shape) for n, v in weights.items()}
+  _assign(weights, table.to_ours(tensors, shapes, source=path))
+  logging.info("%s: %d weights read", path, len(table))
+  with _staged(output_dir) as staging:
+    written = model_dir_lib.write_model_dir(staging, pretrainer, step=0)
+  return os.path.join(output_dir, os.path.basename(written))
+
+
+# --- Out of a model directory of ours ----------------------------------------
+
+def to_original(*, checkpoint: str, output_dir: str,
+                optimizer_slots: bool = False) -> str:
+  """Writes a model directory's checkpoint as an original TF1 checkpoint.
+
+  Args:
+    checkpoint: a model directory (its latest checkpoint) or a `ckpt-N`
+      prefix inside one.
+    output_dir: gets `model.ckpt-N.{index,data-*}`, `checkpoint` and
+      `albert_config.json` (must not exist or be empty).
+    optimizer_slots: also write LAMB's m and v as `<var>/adam_m`,
+      `<var>/adam_v` (the checkpoint must hold optimizer state).
+
+  Returns:
+    The checkpoint prefix written.
+  """
+  _check_output_dir(output_dir)
+  pretrainer, config, path = _load(checkpoint)
+  original_names.check_config(config, path)
+  table = original_names.name_table(config)
+  weights = pretrainer_weights(pretrainer)
+  tensors = table.to_external({n: v.numpy() for n, v in weights.items()})
+  optimizer = _restore_optimizer(pretrainer, path)
+  if optimizer is not None:
+    step = int(optimizer.iterations.numpy())
+  else:
+    match = _CKPT_STEP.search(path)
+    step = int(match.group(1)) if match else 0
+  if optimizer_slots:
+    if optimizer is None:
+      raise ConversionError(f"{path} holds no optimizer state; convert "
+                            "without --optimizer_slots")
+    for suffix, kind in original_names.SLOT_SUFFIXES.items():
+      slots = {n: optimizer.slots(v)[kind == "v"].numpy()
+               for n, v in weights.items()}
+      tensors.update(table.with_suffix(suffix).to_external(slots))
+  tensors[original_names.GLOBAL_STEP] = np.asarray(step, np.int64)
+  config = config.replace(
+      hidden_act=original_names.ACTIVATIONS[config.hidden_act])
+  with _staged(output_dir) as staging:
+    prefix = original_checkpoint.write_checkpoint(
+        staging, f"model.ckpt-{step}", tensors)
+    config.to_json_file(os.path.join(staging,
+                                     model_dir_lib.ALBERT_CONFIG_FILE))
+  logging.info("%s: %d tensors written", prefix, len(tensors))
+  return os.path.join(output_dir, os.path.basename(prefix))
+
+
+def to_huggingface(*, checkpoint: str, output_dir: str) -> str:
+  """Writes a model directory's checkpoint as a transformers model directory.
+
+  Args:
+    checkpoint: a model directory (its latest checkpoint) or a `ckpt-N`
+      prefix inside one.
+    output_dir: gets `config.json` and `model.safetensors`, which
+      `transformers.AlbertForPreTraining.from_pretrained` loads.
+
+  Returns:
+    The safetensors file written.
+  """
+  _check_output_dir(output_dir)
+  pretrainer, config, path = _load(checkpoint)
+  data = huggingface_names.config_to_huggingface(config, what=path)
+  table = huggingface_names.name_table(config)
+  weights = pretrainer_weights(pretrainer)
+  tensors = table.to_external({n: v.numpy() for n, v in weights.items()})
+  with _staged(output_dir) as staging:
+    safetensors_io.write_weights(staging, tensors)
+    safetensors_io.write_config(staging, data)
+  logging.info("%s: %d tensors written", output_dir, len(tensors))
+  return os.path.join(output_dir, safetensors_io.SAFETENSORS_FILE)
+
+
+# --- Helpers -----------------------------------------------------------------
+
+def _read_original_config(path: Optional[str],
+                          checkpoint: str) -> AlbertConfig:
+  """`path`, else the albert_config.json beside the checkpoint (as released)."""
+  if not path:
+    folder = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(
+        checkpoint)
+    path = os.path.join(folder, model_dir_lib.ALBERT_CONFIG_FILE)
+    if not os.path.isfile(path):
+      raise ConversionError(
+          f"no albert_config.json beside --checkpoint={checkpoint}; give "
+          "--albert_config=PATH (the config released with the checkpoint)")
+    logging.info("Using %s", path)
+  if not os.path.isfile(path):
+    raise ConversionError(f"--albert_config={path} not found; give the "
+                          "albert_config.json released with the checkpoint")
+  try:
+    config = AlbertConfig.from_json_file(path)
+  except ValueError as e:
+    raise ConversionError(str(e).splitlines()[0]) from e
+  original_names.check_config(config, path)
+  return config
+
+
+def _build(config: AlbertConfig, table) -> Tuple[AlbertPretrainer,
+                                                 Dict[str, tf.Variable]]:
+  pretrainer = AlbertPretrainer.from_config_object(config)
+  weights = pretrainer_weights(pretrainer)
+  table.check_covers(weights)
+  return pretrainer, weights
+
+
+def _assign(weights: Dict[str, tf.Variable],
+            arrays: Dict[str, np.ndarray]) -> None:
+  for name, array in arrays.items():
+    weights[name].assign(array)
+
+
+def _load(checkpoint: str) -> Tuple[AlbertPretrainer, AlbertConfig, str]:
+  """(pretrainer, config, checkpoint prefix) of a model dir or a ckpt in one."""
+  if os.path.isdir(checkpoint):
+    model_dir, ckpt = checkpoint, None
+  else:
+    model_dir, ckpt = os.path.dirname(checkpoint) or ".", checkpoint
+  try:
+    pretrainer, config = model_dir_lib.load_pretrainer(model_dir, ckpt)
+    path = model_dir_lib.checkpoint_path(model_dir, ckpt)
+  except ValueError as e:
+    raise ConversionError(str(e).splitlines()[0]) from e
+  return pretrainer, config, path
+
+
+def _new_optimizer(pretrainer: AlbertPretrainer):
+  """A LAMB built as the trainer builds it, so that its slots line up."""
+  optimizer = OptimizerConfig(name="lamb").build()
+  optimizer.build(pretrainer.trainable_variables)
+  return optimizer
+
+
+def _restore_optimizer(pretrainer: AlbertPretrainer, path: str):
+  """The optimizer state saved in `path`, or None if it holds none."""
+  names = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+  if not any(n.startswith("optimizer/") for n in names):
+    return None
+  optimizer = _new_optimizer(pretrainer)
+  status = tf.train.Checkpoint(optimizer=optimizer).restore(path)
+  try:
+    status.assert_existing_objects_matched()
+  except AssertionError as e:
+    raise ConversionError(
+        f"{path}: its optimizer state is not LAMB/AdamW state of this model "
+        f"(mixed_float16 loss scaling?): {str(e).splitlines()[0]}") from e
+  status.expect_partial()
+  return optimizer
+
+
+def _check_output_dir(output_dir: str) -> None:
+  if not output_dir:
+    raise ConversionError("--output_dir is required")
+  if os.path.exists(output_dir) and not (
+      os.path.isdir(output_dir) and not os.listdir(output_dir)):
+    raise ConversionError(f"--output_dir={output_dir} already exists and is "
+                          "not an empty directory; choose a new one")
+
+
+@contextlib.contextmanager
+def _staged(output_dir: str):
+  """Yields a temporary sibling of `output_dir`, renamed to it on success and
+  removed on failure."""
+  _check_output_dir(output_dir)
+  output_dir = os.path.abspath(output_dir)
+  parent = os.path.dirname(output_dir)
+  os.makedirs(parent, exist_ok=True)
+  staging = tempfile.mkdtemp(
+      prefix=f".{os.path.basename(output_dir)}.partial-", dir=parent)
+  try:
+    yield staging
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes it private
+    if os.path.isdir(output_dir):
+      os.rmdir(output_dir)  # empty, checked above
+    os.rename(staging, output_dir)
+  except BaseException:
+    shutil.rmtree(staging, ignore_errors=True)
+    raise
+  logging.info("Wrote %s", output_dir)

@@ -1,0 +1,154 @@
+"""A model directory: the checkpoints and configs of one ALBERT model.
+
+What `albert.run_pretraining` (through `official.core.trainer`) writes and
+what the checkpoint converter writes, so that export, fine-tuning and
+further pretraining read both the same way:
+
+  ckpt-N.index, ckpt-N.data-*  tf.train.Checkpoint(model=AlbertPretrainer
+                               [, optimizer=LAMB]); N is the training step
+  checkpoint                   the state file tf.train.latest_checkpoint reads
+  model_config.json            AlbertConfig.to_dict(): what model this is
+  operative_config.gin         gin bindings (at least AlbertConfig.*)
+  albert_config.json           the original format (converter only)
+
+`load_pretrainer(model_dir)` is the one public way to get the model back.
+"""
+
+import json
+import os
+from typing import Optional, Tuple
+
+import tensorflow as tf
+
+from albert.config import AlbertConfig
+from albert.pretrainer import AlbertPretrainer
+from official.core.trainer import MODEL_CONFIG_FILE
+
+GIN_FILE = "operative_config.gin"
+ALBERT_CONFIG_FILE = "albert_config.json"
+
+
+def read_model_config(model_dir: str) -> AlbertConfig:
+  """The `AlbertConfig` in MODEL_DIR/model_config.json.
+
+  Raises:
+    ValueError: the file is missing, unreadable or holds unknown fields.
+  """
+  path = os.path.join(model_dir, MODEL_CONFIG_FILE)
+  try:
+    with open(path, encoding="utf-8") as f:
+      fields = json.load(f)
+  except FileNotFoundError:
+    raise ValueError(f"{path} not found: {model_dir} is not a model "
+                     "directory (it is written by run_pretraining and "
+                     "tools/convert_checkpoint.py)") from None
+  except (OSError, json.JSONDecodeError) as e:
+    raise ValueError(f"cannot read {path}: {e}") from e
+  if not isinstance(fields, dict):
+    raise ValueError(f"{path} must hold a JSON object of AlbertConfig fields")
+  known = AlbertConfig.__dataclass_fields__
+  unknown = sorted(set(fields) - set(known))
+  if unknown:
+    raise ValueError(f"{path}: unknown AlbertConfig fields {unknown}")
+  try:
+    # Every field explicit: gin bindings in the process cannot leak in.
+    return AlbertConfig(**{k: fields.get(k, f.default)
+                           for k, f in known.items()})
+  except (TypeError, ValueError) as e:
+    raise ValueError(f"{path}: {e}") from e
+
+
+def checkpoint_path(model_dir: str, checkpoint: Optional[str] = None) -> str:
+  """The checkpoint prefix to read: `checkpoint`, else the latest in model_dir.
+
+  `checkpoint` may be a prefix (`DIR/ckpt-5`) or a directory (its latest).
+  """
+  wanted = checkpoint or model_dir
+  if os.path.isdir(wanted):
+    path = tf.train.latest_checkpoint(wanted)
+    if not path:
+      raise ValueError(f"no checkpoint in {wanted} (no 'checkpoint' state "
+                       "file naming a ckpt-N)")
+    return path
+  if not tf.io.gfile.exists(wanted + ".index"):
+    raise ValueError(f"checkpoint {wanted} not found ({wanted}.index does "
+                     "not exist)")
+  return wanted
+
+
+def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None
+                   ) -> Tuple[AlbertPretrainer, AlbertConfig]:
+  """Builds the model of a model directory and restores its weights.
+
+  Args:
+    model_dir: a directory written by `albert.run_pretraining` or by
+      `tools/convert_checkpoint.py`; its `model_config.json` gives the model.
+    checkpoint: a checkpoint prefix (e.g. `MODEL_DIR/ckpt-1000`); the latest
+      one in `model_dir` when None.
+
+  Returns:
+    (the `AlbertPretrainer` with restored weights, its `AlbertConfig`). Use
+    `.encoder` for the backbone. Optimizer state in the checkpoint is ignored.
+
+  Raises:
+    ValueError: one line naming the missing or mismatching file.
+  """
+  config = read_model_config(model_dir)
+  path = checkpoint_path(model_dir, checkpoint)
+  pretrainer = AlbertPretrainer.from_config_object(config)
+  status = tf.train.Checkpoint(model=pretrainer).restore(path)
+  try:
+    status.assert_existing_objects_matched()
+  except AssertionError as e:
+    raise ValueError(f"checkpoint {path} does not hold every weight of the "
+                     f"model in {MODEL_CONFIG_FILE}: "
+                     f"{str(e).splitlines()[0]}") from e
+  status.expect_partial()  # the optimizer's slots, if any
+  return pretrainer, config
+
+
+def config_gin(config: AlbertConfig) -> str:
+  """`AlbertConfig.*` gin bindings that rebuild `config` exactly."""
+  lines = ["# Parameters for AlbertConfig:", "# " + "=" * 78]
+  lines += [f"AlbertConfig.{key} = {value!r}"
+            for key, value in sorted(config.to_dict().items())]
+  return "\n".join(lines) + "\n"
+
+
+def _write_text(path: str, text: str) -> None:
+  tmp = f"{path}.tmp-{os.getpid()}"
+  with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+  os.replace(tmp, path)
+
+
+def write_model_dir(model_dir: str, pretrainer: AlbertPretrainer, *,
+                    optimizer=None, step: int = 0) -> str:
+  """Writes a model directory: `ckpt-{step}`, state file and config files.
+
+  Args:
+    model_dir: the directory (created if needed; meant to be new).
+    pretrainer: the model, built from its config.
+    optimizer: a built LAMB optimizer whose state to save with the model, or
+      None for the weights alone.
+    step: N of `ckpt-N`; the training step (`optimizer.iterations` should
+      hold the same value when an optimizer is given).
+
+  Returns:
+    The checkpoint prefix written.
+  """
+  os.makedirs(model_dir, exist_ok=True)
+  config = pretrainer.encoder.config
+  objects = {"model": pretrainer}
+  if optimizer is not None:
+    objects["optimizer"] = optimizer
+  manager = tf.train.CheckpointManager(tf.train.Checkpoint(**objects),
+                                       model_dir, max_to_keep=None)
+  path = manager.save(checkpoint_number=step)
+  # Byte for byte what official/core/trainer.py writes, so a trainer resuming
+  # in this directory accepts it.
+  _write_text(os.path.join(model_dir, MODEL_CONFIG_FILE),
+              json.dumps(config.to_dict(), indent=2, sort_keys=True))
+  _write_text(os.path.join(model_dir, GIN_FILE), config_gin(config))
+  config.to_json_file(os.path.join(model_dir, ALBERT_CONFIG_FILE))
+  return path
