@@ -96,10 +96,10 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None
   config = read_model_config(model_dir)
   path = checkpoint_path(model_dir, checkpoint)
   pretrainer = AlbertPretrainer.from_config_object(config)
-  status = tf.train.Checkpoint(model=pretrainer).restore(path)
   try:
+    status = tf.train.Checkpoint(model=pretrainer).restore(path)
     status.assert_existing_objects_matched()
-  except AssertionError as e:
+  except (AssertionError, ValueError, tf.errors.OpError) as e:
     raise ValueError(f"checkpoint {path} does not hold every weight of the "
                      f"model in {MODEL_CONFIG_FILE}: "
                      f"{str(e).splitlines()[0]}") from e

@@ -68,21 +68,8 @@ def from_original(*, checkpoint: str, albert_config: Optional[str],
   logging.info("%s: %d weights read", prefix, len(table))
   optimizer = None
   if optimizer_slots:
-    if not num_slots:
-      raise ConversionError(f"{prefix} holds no optimizer slots (*/adam_m, "
-                            "*/adam_v); convert without --optimizer_slots")
-    if step is None:
-      raise ConversionError(f"{prefix} holds no global_step; the optimizer "
-                            "state cannot be resumed without its step")
-    optimizer = _new_optimizer(pretrainer)
-    for suffix, kind in original_names.SLOT_SUFFIXES.items():
-      arrays = table.with_suffix(suffix).to_ours(slots[suffix], shapes,
-                                                 source=prefix)
-      for name, array in arrays.items():
-        optimizer.slots(weights[name])[kind == "v"].assign(array)
-    optimizer.iterations.assign(int(step))
-    logging.info("%s: %d optimizer slots read, step %d", prefix, num_slots,
-                 int(step))
+    optimizer = _optimizer_from_slots(pretrainer, weights, table, slots, step,
+                                      source=prefix)
   elif num_slots:
     logging.info("%s: %d optimizer slots ignored (--optimizer_slots converts "
                  "them)", prefix, num_slots)
@@ -154,7 +141,7 @@ def to_original(*, checkpoint: str, output_dir: str,
       raise ConversionError(f"{path} holds no optimizer state; convert "
                             "without --optimizer_slots")
     for suffix, kind in original_names.SLOT_SUFFIXES.items():
-      slots = {n: optimizer.slots(v)[kind == "v"].numpy()
+      slots = {n: optimizer.slots(v)[0 if kind == "m" else 1].numpy()
                for n, v in weights.items()}
       tensors.update(table.with_suffix(suffix).to_external(slots))
   tensors[original_names.GLOBAL_STEP] = np.asarray(step, np.int64)
@@ -231,6 +218,33 @@ def _assign(weights: Dict[str, tf.Variable],
             arrays: Dict[str, np.ndarray]) -> None:
   for name, array in arrays.items():
     weights[name].assign(array)
+
+
+def _optimizer_from_slots(pretrainer, weights, table, slots, step, *,
+                          source: str):
+  """A LAMB whose m, v and iterations are the original slots and step.
+
+  Args:
+    slots: slot suffix (`/adam_m`, `/adam_v`) -> original name -> array.
+    step: the original `global_step` (None if absent).
+  """
+  if not any(slots.values()):
+    raise ConversionError(f"{source} holds no optimizer slots (*/adam_m, "
+                          "*/adam_v); convert without --optimizer_slots")
+  if step is None:
+    raise ConversionError(f"{source} holds no global_step; the optimizer "
+                          "state cannot be resumed without its step")
+  optimizer = _new_optimizer(pretrainer)
+  shapes = {n: tuple(v.shape) for n, v in weights.items()}
+  for suffix, kind in original_names.SLOT_SUFFIXES.items():
+    arrays = table.with_suffix(suffix).to_ours(slots[suffix], shapes,
+                                               source=source)
+    for name, array in arrays.items():
+      m, v = optimizer.slots(weights[name])
+      (m if kind == "m" else v).assign(array)
+  optimizer.iterations.assign(int(step))
+  logging.info("%s: optimizer slots read, step %d", source, int(step))
+  return optimizer
 
 
 def _load(checkpoint: str) -> Tuple[AlbertPretrainer, AlbertConfig, str]:

@@ -1,0 +1,81 @@
+"""`albert.model_dir`: writing a model directory and loading it back."""
+
+import json
+import os
+
+import gin
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert import model_dir as model_dir_lib
+from albert.checkpoint_conversion.pretrainer_weights import pretrainer_weights
+from albert.config import AlbertConfig
+from albert.pretrainer import AlbertPretrainer
+from official.core import trainer as trainer_lib
+
+CONFIG = AlbertConfig(vocab_size=30, embedding_size=4, hidden_size=8,
+                      num_layers=3, num_heads=2, intermediate_size=16,
+                      max_position_embeddings=8, num_hidden_groups=2,
+                      inner_group_num=2, hidden_act="gelu_exact",
+                      layer_norm_epsilon=1e-6, dropout_rate=0.1)
+
+
+def _random_pretrainer(seed):
+  tf.random.set_seed(seed)
+  return AlbertPretrainer.from_config_object(CONFIG)
+
+
+def test_load_pretrainer_restores_the_weights_it_wrote(tmp_path):
+  first = _random_pretrainer(1)
+  second = _random_pretrainer(2)
+  folder = str(tmp_path / "m")
+  assert model_dir_lib.write_model_dir(folder, first, step=3) == \
+      os.path.join(folder, "ckpt-3")
+  model_dir_lib.write_model_dir(folder, second, step=8)
+  for checkpoint, want in ((None, second), (os.path.join(folder, "ckpt-3"),
+                                            first)):
+    loaded, config = model_dir_lib.load_pretrainer(folder, checkpoint)
+    assert config == CONFIG
+    for name, variable in pretrainer_weights(loaded).items():
+      np.testing.assert_array_equal(
+          variable.numpy(), pretrainer_weights(want)[name].numpy(),
+          err_msg=name)
+
+
+def test_config_files_agree_with_the_trainer_and_gin(tmp_path):
+  folder = str(tmp_path / "m")
+  model_dir_lib.write_model_dir(folder, _random_pretrainer(1))
+  with open(os.path.join(folder, trainer_lib.MODEL_CONFIG_FILE)) as f:
+    text = f.read()
+  # What official/core/trainer.py writes for the same config.
+  assert text == json.dumps(CONFIG.to_dict(), indent=2, sort_keys=True)
+  assert model_dir_lib.read_model_config(folder) == CONFIG
+  gin.clear_config()
+  try:
+    gin.parse_config_file(os.path.join(folder, "operative_config.gin"))
+    assert AlbertConfig() == CONFIG
+  finally:
+    gin.clear_config()
+  assert AlbertConfig.from_json_file(
+      os.path.join(folder, "albert_config.json")) == CONFIG
+
+
+def test_errors_name_the_file(tmp_path):
+  with pytest.raises(ValueError, match="model_config.json not found"):
+    model_dir_lib.load_pretrainer(str(tmp_path))
+  folder = str(tmp_path / "m")
+  model_dir_lib.write_model_dir(folder, _random_pretrainer(1))
+  with pytest.raises(ValueError, match="ckpt-9 not found"):
+    model_dir_lib.load_pretrainer(folder, os.path.join(folder, "ckpt-9"))
+  # A model_config.json that does not describe the checkpoint's model.
+  with open(os.path.join(folder, "model_config.json"), "w") as f:
+    json.dump(CONFIG.replace(hidden_size=12, num_heads=3).to_dict(), f)
+  with pytest.raises(ValueError, match="does not hold every weight") as info:
+    model_dir_lib.load_pretrainer(folder)
+  assert "\n" not in str(info.value)
+  with open(os.path.join(folder, "model_config.json"), "w") as f:
+    json.dump({**CONFIG.to_dict(), "num_hidden_layers": 3}, f)
+  with pytest.raises(ValueError, match=r"unknown AlbertConfig fields "
+                     r"\['num_hidden_layers'\]"):
+    model_dir_lib.load_pretrainer(folder)
