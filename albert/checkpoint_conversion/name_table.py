@@ -6,7 +6,7 @@ every one of them for name and shape on the way in.
 """
 
 import dataclasses
-from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Dict, Iterable, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -59,9 +59,6 @@ class NameTable:
 
   def __len__(self) -> int:
     return len(self.entries)
-
-  def external_names(self) -> List[str]:
-    return [e.external for e in self.entries]
 
   def with_suffix(self, suffix: str) -> "NameTable":
     """The same table with `suffix` appended to every external name
