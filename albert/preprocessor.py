@@ -155,3 +155,21 @@ class AlbertPreprocessor(tf.Module):
     if second is not None:
       segments.append(self.tokenize(second))
     return self.pack(segments)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def preprocess(self, text):
+    """Signature `serving_default`: one segment per example."""
+    return self(text)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
+  def preprocess_pair(self, first, second):
+    """Signature `pair`: two segments per example."""
+    return self(first, second)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def tokenize_text(self, text):
+    """Ragged SentencePiece ids (a function of the SavedModel, not a signature)."""
+    return self.tokenize(text)
+
+  def signatures(self):
+    return {"serving_default": self.preprocess, "pair": self.preprocess_pair}
