@@ -119,6 +119,9 @@ def main(argv: Sequence[str]) -> None:
     if not flag.value:
       sys.exit(f"export_saved_model: --{flag.name} is required")
   try:
+    if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
+      raise ValueError(f"export_dir {EXPORT_DIR.value} exists: choose a new "
+                       "one or remove it")
     config = model_config(MODEL_DIR.value, GIN_FILES.value, GIN_PARAMS.value)
     pretrainer = restore_pretrainer(config, MODEL_DIR.value, CHECKPOINT.value)
     export(pretrainer, spm_model_file=SPM.value, export_dir=EXPORT_DIR.value,
