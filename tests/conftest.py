@@ -13,3 +13,40 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 _cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(
     _cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+
+
+import pytest  # pylint: disable=g-import-not-at-top,g-bad-import-order
+
+from albert.pretraining_data import sample_corpus  # pylint: disable=g-import-not-at-top
+from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece  # pylint: disable=g-import-not-at-top
+from albert.pretraining_data.tokenization import SentencePieceTokenizer  # pylint: disable=g-import-not-at-top
+
+SAMPLE_BYTES = 400_000
+VOCAB_SIZE = 2000
+
+
+@pytest.fixture(scope="session")
+def sample_dir(tmp_path_factory):
+  return tmp_path_factory.mktemp("sample")
+
+
+@pytest.fixture(scope="session")
+def corpus_path(sample_dir):
+  """About 400 KB of the standard library's docstrings, BERT input format."""
+  path = str(sample_dir / "sample_corpus.txt")
+  sample_corpus.write_sample_corpus(path, max_bytes=SAMPLE_BYTES)
+  return path
+
+
+@pytest.fixture(scope="session")
+def spm_model(sample_dir, corpus_path):
+  """A 2,000-piece SentencePiece model with ALBERT's ids, trained on it."""
+  model, _ = train_sentencepiece(
+      input_file=corpus_path, model_prefix=str(sample_dir / "spm"),
+      vocab_size=VOCAB_SIZE, num_threads=1)
+  return model
+
+
+@pytest.fixture(scope="session")
+def tokenizer(spm_model):
+  return SentencePieceTokenizer.from_file(spm_model, lower=True)

@@ -8,12 +8,17 @@ demo doubles as a worked example:
      docstrings; documents are split 95 / 5 into train and held-out eval text;
   2. tools/train_sentencepiece.py: an 8,000-piece unigram model, ALBERT's ids;
   3. tools/create_pretraining_data.py: MLM + SOP TFRecords for both splits;
-  4. python -m albert.run_pretraining with gin/tiny.gin and gin/demo.gin.
+  4. python -m albert.run_pretraining with gin/tiny.gin and gin/demo.gin;
+  5. python -m albert.export_saved_model: encoder, preprocessing and serving
+     SavedModels;
+  6. tools/query_saved_model.py: a fill_mask answer from the exported model,
+     loaded in a fresh process that imports only TensorFlow and TF-Text.
 Finished stages are skipped on a rerun; a rerun after an interruption resumes.
 """
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -30,6 +35,7 @@ DUPE_FACTOR = flags.DEFINE_integer("dupe_factor", 5, "Passes over the text.")
 CORPUS_MB = flags.DEFINE_float("corpus_mb", None,
                                "Cap the sample corpus (default: all of it).")
 EVAL_EVERY = 20  # every 20th document is held out for evaluation
+FILL_MASK_TEXT = "Return a new [MASK] containing the items of the list."
 
 
 def _run(args, what):
@@ -67,14 +73,14 @@ def main(argv):
   if not os.path.exists(corpus):
     cap = [f"--max_mb={CORPUS_MB.value}"] if CORPUS_MB.value else []
     _run([py, "tools/make_sample_corpus.py", f"--output={corpus}", *cap],
-         "1/4 sample corpus from the standard library's docstrings")
+         "1/6 sample corpus from the standard library's docstrings")
   if not os.path.exists(eval_text):
     n = _split_documents(corpus, train_text, eval_text)
     print(f"   {n} documents: every {EVAL_EVERY}th held out in {eval_text}")
   if not os.path.exists(spm_prefix + ".model"):
     _run([py, "tools/train_sentencepiece.py", f"--input={train_text}",
           f"--model_prefix={spm_prefix}", f"--vocab_size={VOCAB_SIZE.value}"],
-         "2/4 SentencePiece vocabulary")
+         "2/6 SentencePiece vocabulary")
   for split, text in (("train", train_text), ("eval", eval_text)):
     output = os.path.join(work, "data", f"{split}.tfrecord")
     if not os.path.exists(os.path.join(work, "data", f"{split}.manifest.json")):
@@ -84,7 +90,7 @@ def main(argv):
             f"--dupe_factor={DUPE_FACTOR.value}",
             "--num_output_shards=1",
             f"--manifest_file={os.path.join(work, 'data', split + '.manifest.json')}"],
-           f"3/4 pretraining data ({split})")
+           f"3/6 pretraining data ({split})")
   model_dir = os.path.join(work, "model")
   _run([py, "-m", "albert.run_pretraining", "--gin_file=gin/tiny.gin",
         "--gin_file=gin/demo.gin", f"--model_dir={model_dir}",
@@ -94,9 +100,20 @@ def main(argv):
         f"'{os.path.join(work, 'data', 'train*.tfrecord*')}'",
         f"--gin_param=PretrainTask.eval_file_pattern="
         f"'{os.path.join(work, 'data', 'eval*.tfrecord*')}'"],
-       "4/4 pretraining ALBERT (gin/tiny.gin + gin/demo.gin) on CPU")
+       "4/6 pretraining ALBERT (gin/tiny.gin + gin/demo.gin) on CPU")
+  export_dir = os.path.join(work, "export")
+  if os.path.exists(export_dir):
+    shutil.rmtree(export_dir)  # the model may have trained further
+  _run([py, "-m", "albert.export_saved_model", f"--model_dir={model_dir}",
+        f"--spm_model_file={spm_prefix}.model", f"--export_dir={export_dir}"],
+       "5/6 SavedModels for serving")
+  _run([py, "tools/query_saved_model.py",
+        f"--saved_model={os.path.join(export_dir, 'serving')}",
+        f"--fill_mask={FILL_MASK_TEXT}"],
+       "6/6 fill_mask from the exported SavedModel in a fresh process")
   print(f"\nDone. Checkpoints, TensorBoard logs and operative_config.gin are in "
-        f"{model_dir}\n  tensorboard --logdir {model_dir}")
+        f"{model_dir}\n  tensorboard --logdir {model_dir}\n"
+        f"SavedModels (encoder, preprocessing, serving) are in {export_dir}")
 
 
 if __name__ == "__main__":

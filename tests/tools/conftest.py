@@ -1,18 +1,12 @@
-"""Session fixtures for the pretraining-data tests: a sample corpus from the
-standard library's docs, a tiny SentencePiece model trained on it, and one
-generated dataset parsed with TensorFlow for the statistics tests."""
+"""Session fixtures for the pretraining-data tests: one generated dataset
+parsed with TensorFlow for the statistics tests, and the encoded corpus. The
+sample corpus and its SentencePiece model come from tests/conftest.py."""
 
 import numpy as np
 import pytest
 
-from albert.pretraining_data import sample_corpus
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.pipeline import create_pretraining_data
-from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece
-from albert.pretraining_data.tokenization import SentencePieceTokenizer
-
-SAMPLE_BYTES = 400_000
-VOCAB_SIZE = 2000
 # Small shapes for the statistics dataset; blocks of 64 KB give 7 blocks.
 STATS_CONFIG = dict(max_seq_length=128, max_predictions_per_seq=20,
                     dupe_factor=4, block_bytes=64 << 10)
@@ -21,26 +15,6 @@ STATS_CONFIG = dict(max_seq_length=128, max_predictions_per_seq=20,
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory):
   return tmp_path_factory.mktemp("pretraining_data")
-
-
-@pytest.fixture(scope="session")
-def corpus_path(data_dir):
-  path = str(data_dir / "sample_corpus.txt")
-  sample_corpus.write_sample_corpus(path, max_bytes=SAMPLE_BYTES)
-  return path
-
-
-@pytest.fixture(scope="session")
-def spm_model(data_dir, corpus_path):
-  model, _ = train_sentencepiece(
-      input_file=corpus_path, model_prefix=str(data_dir / "spm"),
-      vocab_size=VOCAB_SIZE, num_threads=1)
-  return model
-
-
-@pytest.fixture(scope="session")
-def tokenizer(spm_model):
-  return SentencePieceTokenizer.from_file(spm_model, lower=True)
 
 
 @pytest.fixture(scope="session")

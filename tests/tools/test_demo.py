@@ -33,5 +33,7 @@ def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
   rerun = subprocess.run(args, cwd=REPO, capture_output=True, text=True,
                          timeout=1200, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
   assert rerun.returncode == 0, rerun.stderr[-3000:]
-  assert "1/4" not in rerun.stdout and "3/4" not in rerun.stdout
+  assert "1/6" not in rerun.stdout and "3/6" not in rerun.stdout
+  assert "fill_mask: Return a new [MASK]" in run.stdout
+  assert re.search(r"\[MASK\] at token \d+: \S+ \(0\.\d{3}\)", run.stdout)
   assert "Resumed from" in rerun.stderr

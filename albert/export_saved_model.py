@@ -1,0 +1,58 @@
+r"""Exports a trained ALBERT as SavedModels for serving.
+
+  python -m albert.export_saved_model --model_dir=runs/base \
+      --spm_model_file=spm.model --export_dir=exported [--seq_length=128]
+
+Writes, atomically (a temporary directory renamed when complete):
+  EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm signatures
+  EXPORT_DIR/preprocessing  raw strings -> encoder inputs (SentencePiece asset)
+  EXPORT_DIR/serving        raw text end to end: serving_default, fill_mask,
+                            sentence_order
+Each loads with `tf.saved_model.load` in a process that imports only
+tensorflow and tensorflow_text.
+"""
+
+import os
+import sys
+from typing import Sequence
+
+from absl import app
+from absl import flags
+import tensorflow as tf
+
+from albert import exporter
+
+MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
+CHECKPOINT = flags.DEFINE_string("checkpoint", None,
+                                 "Checkpoint (default: latest in --model_dir).")
+SPM = flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
+EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Output directory.")
+SEQ = flags.DEFINE_integer("seq_length", 128, "Packed input length.")
+LOWER = flags.DEFINE_bool("do_lower_case", True, "Lower-case input text.")
+TOP_K = flags.DEFINE_integer("top_k", 5, "Candidates per [MASK] in fill_mask.")
+GIN_FILES = flags.DEFINE_multi_string(
+    "gin_file", [], "Model gin files (default: model_dir/model_config.json).")
+GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
+
+
+def main(argv: Sequence[str]) -> None:
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  for flag in (MODEL_DIR, SPM, EXPORT_DIR):
+    if not flag.value:
+      sys.exit(f"export_saved_model: --{flag.name} is required")
+  try:
+    if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
+      raise ValueError(f"export_dir {EXPORT_DIR.value} exists: choose a new "
+                       "one or remove it")
+    config = exporter.model_config(MODEL_DIR.value, GIN_FILES.value, GIN_PARAMS.value)
+    pretrainer = exporter.restore_pretrainer(config, MODEL_DIR.value, CHECKPOINT.value)
+    exporter.export(pretrainer, spm_model_file=SPM.value, export_dir=EXPORT_DIR.value,
+           seq_length=SEQ.value, do_lower_case=LOWER.value, top_k=TOP_K.value)
+  except (ValueError, tf.errors.OpError) as e:
+    sys.exit(f"export_saved_model: {str(e).strip().splitlines()[0]}")
+  print(f"exported {EXPORT_DIR.value}/encoder, /preprocessing, /serving")
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,88 @@
+"""Writes the encoder, preprocessing and serving SavedModels of a trained ALBERT.
+
+`python -m albert.export_saved_model` is the command-line front of this module.
+"""
+
+import json
+import os
+import shutil
+from typing import Optional, Sequence
+
+from absl import logging
+import tensorflow as tf
+import tensorflow_text  # pylint: disable=unused-import  (registers the ops)
+
+from albert.config import AlbertConfig
+from albert.encoder import AlbertEncoder
+from albert.encoder_module import EncoderModule
+from albert.preprocessor import AlbertPreprocessor
+from albert.pretrainer import AlbertPretrainer
+from albert.serving_module import ServingModule
+from official.config import gin_files
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def model_config(model_dir: str, gin_file: Sequence[str] = (),
+                 gin_param: Sequence[str] = ()) -> AlbertConfig:
+  """The model's config: from gin when given, else model_dir/model_config.json."""
+  if gin_file or gin_param:
+    gin_files.parse_gin(gin_file, gin_param, search_paths=[REPO_ROOT])
+    return AlbertConfig()
+  path = os.path.join(model_dir, "model_config.json")
+  if not os.path.exists(path):
+    raise ValueError(f"{path} not found: pass --gin_file for the model size")
+  with open(path, encoding="utf-8") as f:
+    return AlbertConfig(**json.load(f))
+
+
+def restore_pretrainer(config: AlbertConfig, model_dir: str,
+                       checkpoint: Optional[str] = None) -> AlbertPretrainer:
+  """Builds the pretrainer and restores its weights (optimizer state ignored)."""
+  checkpoint = checkpoint or tf.train.latest_checkpoint(model_dir)
+  if not checkpoint:
+    raise ValueError(f"no checkpoint in {model_dir}: pass --checkpoint")
+  pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
+  pretrainer(pretrainer.dummy_inputs())
+  status = tf.train.Checkpoint(model=pretrainer).read(checkpoint)
+  try:
+    status.expect_partial().assert_existing_objects_matched()
+  except AssertionError as e:
+    raise ValueError(f"checkpoint {checkpoint} does not match the model "
+                     f"config: {str(e).splitlines()[0]}") from e
+  logging.info("Restored %s", checkpoint)
+  return pretrainer
+
+
+def export(pretrainer: AlbertPretrainer, *, spm_model_file: str,
+           export_dir: str, seq_length: int = 128, do_lower_case: bool = True,
+           top_k: int = 5) -> None:
+  """Writes the three SavedModels into `export_dir` (atomically)."""
+  if os.path.exists(export_dir):
+    raise ValueError(f"export_dir {export_dir} exists: choose a new one or "
+                     "remove it")
+  if not os.path.isfile(spm_model_file):
+    raise ValueError(f"SentencePiece model {spm_model_file} not found")
+  if seq_length > pretrainer.encoder.config.max_position_embeddings:
+    raise ValueError(f"seq_length={seq_length} exceeds max_position_embeddings"
+                     f"={pretrainer.encoder.config.max_position_embeddings}")
+  preprocessor = AlbertPreprocessor(spm_model_file, seq_length, do_lower_case)
+  vocab = int(preprocessor.tokenizer.vocab_size())
+  if vocab != pretrainer.encoder.config.vocab_size:
+    raise ValueError(f"{spm_model_file} has {vocab} pieces but the model's "
+                     f"vocab_size is {pretrainer.encoder.config.vocab_size}")
+  tmp = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
+  shutil.rmtree(tmp, ignore_errors=True)
+  try:
+    modules = {
+        "encoder": EncoderModule(pretrainer),
+        "preprocessing": preprocessor,
+        "serving": ServingModule(pretrainer, preprocessor, top_k=top_k),
+    }
+    for name, module in modules.items():
+      tf.saved_model.save(module, os.path.join(tmp, name),
+                          signatures=module.signatures())
+      logging.info("Wrote the %s SavedModel", name)
+    os.replace(tmp, export_dir)
+  finally:
+    shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,175 @@
+"""`AlbertPreprocessor`: raw strings -> encoder inputs, in the TensorFlow graph.
+
+The normalisation is the one `tools/create_pretraining_data.py` applies in
+Python (`albert.pretraining_data.tokenization.preprocess_text`), rebuilt from
+TensorFlow and TF-Text ops so a SavedModel needs nothing else:
+
+  1. whitespace runs (Python's `str.isspace` set) -> one space, ends stripped;
+  2. NFKD;
+  3. characters with a non-zero canonical combining class removed (the exact
+     set is read from Python's `unicodedata` when the module is built);
+  4. Unicode lower-casing (full mapping, final sigma included), if asked;
+then SentencePiece (the model travels as an asset of the SavedModel).
+"""
+
+import sys
+import unicodedata
+from typing import Dict, List, Optional
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+
+def _code_point_class(predicate) -> str:
+  """An RE2 character class of every code point where `predicate` holds."""
+  ranges = []
+  start = None
+  for cp in range(sys.maxunicode + 2):
+    inside = cp <= sys.maxunicode and predicate(chr(cp))
+    if inside and start is None:
+      start = cp
+    elif not inside and start is not None:
+      ranges.append((start, cp - 1))
+      start = None
+  parts = [f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}"
+           for a, b in ranges]
+  return "[" + "".join(parts) + "]"
+
+
+class AlbertPreprocessor(tf.Module):
+  """Tokenises and packs text as ALBERT's encoder expects.
+
+  Args:
+    spm_model_file: the SentencePiece model (with [CLS], [SEP], [MASK]).
+    seq_length: length of the packed inputs; longer input is truncated
+      (round-robin between the two segments of a pair).
+    do_lower_case: lower-case before SentencePiece (as the data tool did).
+  """
+
+  def __init__(self, spm_model_file: str, seq_length: int = 128,
+               do_lower_case: bool = True, name: str = "albert_preprocessor"):
+    super().__init__(name=name)
+    if seq_length < 3:
+      raise ValueError(f"seq_length={seq_length} must be >= 3 ([CLS] x [SEP] "
+                       "[SEP])")
+    self.spm_model = tf.saved_model.Asset(spm_model_file)
+    with open(spm_model_file, "rb") as f:
+      model_proto = f.read()
+    self.seq_length = seq_length
+    self.do_lower_case = do_lower_case
+    self.tokenizer = tf_text.SentencepieceTokenizer(model=model_proto,
+                                                    out_type=tf.int32)
+    ids = self.tokenizer.string_to_id(["[CLS]", "[SEP]", "[MASK]", "<pad>"])
+    self.cls_id, self.sep_id, self.mask_id, self.pad_id = (
+        int(i) for i in ids.numpy())
+    unk = int(self.tokenizer.string_to_id("<unk>").numpy())
+    if unk in (self.cls_id, self.sep_id, self.mask_id):
+      raise ValueError(f"{spm_model_file} lacks [CLS], [SEP] or [MASK]; train "
+                       "it with tools/train_sentencepiece.py")
+    self._whitespace = _code_point_class(str.isspace) + "+"
+    self._combining = _code_point_class(lambda c: unicodedata.combining(c) != 0)
+    self._digit_comma = ".*" + _code_point_class(str.isdigit) + ","
+    self.comma_id = int(self.tokenizer.string_to_id(",").numpy())
+
+  def normalize(self, text: tf.Tensor) -> tf.Tensor:
+    """string [B] -> normalised string [B] (steps 1-4 of the module doc)."""
+    text = tf.strings.regex_replace(text, self._whitespace, " ")
+    text = tf.strings.regex_replace(text, "^ | $", "")
+    text = tf_text.normalize_utf8(text, "NFKD")
+    text = tf.strings.regex_replace(text, self._combining, "")
+    if self.do_lower_case:
+      text = tf.strings.lower(text, encoding="utf-8")
+    return text
+
+  def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """string [B] -> int32 ragged [B, (tokens)] SentencePiece ids."""
+    return self._encode(self.normalize(text))
+
+  def _encode(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """SentencePiece ids of normalised text, with the original's special case:
+    a piece ending in a digit and a comma ("▁1,") becomes the digits' pieces
+    and a "," piece (as `SentencePieceTokenizer.encode_lines` does)."""
+    ids = self.tokenizer.tokenize(text)  # [B, (tokens)]
+    flat = ids.flat_values
+    pieces = self.tokenizer.id_to_string(flat)
+    flagged = tf.strings.regex_full_match(pieces, self._digit_comma)
+    flagged = flagged & (tf.strings.length(pieces, "UTF8_CHAR") > 1)
+    which = tf.where(flagged)[:, 0]
+    flagged_pieces = tf.gather(pieces, which)
+    core = tf.strings.regex_replace(
+        tf.strings.regex_replace(flagged_pieces, ",$", ""), "\u2581", "")
+    sub = self.tokenizer.tokenize(core)  # [F, (pieces of the digits)]
+    first = self.tokenizer.id_to_string(sub[:, :1].flat_values)
+    # Re-encoding adds a leading space mark; keep it only if the piece had one.
+    fix = (~tf.strings.regex_full_match(flagged_pieces, "\u2581.*") &
+           tf.strings.regex_full_match(first, "\u2581.*"))
+    bare = tf.strings.regex_replace(first, "^\u2581", "")
+    keep_first = ~(fix & tf.equal(bare, ""))
+    first_id = tf.where(fix, self.tokenizer.string_to_id(bare),
+                        sub[:, :1].flat_values)
+    first_row = tf.RaggedTensor.from_row_lengths(
+        tf.boolean_mask(first_id, keep_first), tf.cast(keep_first, tf.int64))
+    commas = tf.fill([tf.shape(which)[0], 1], self.comma_id)
+    replaced = tf.concat([first_row, sub[:, 1:], commas], axis=1)  # [F, (k)]
+    # Row i of the result: [id_i], or its replacement when piece i is flagged.
+    table = tf.concat([tf.RaggedTensor.from_tensor(flat[:, tf.newaxis]),
+                       replaced], axis=0)
+    rank = tf.cumsum(tf.cast(flagged, tf.int64)) - 1
+    index = tf.where(flagged, tf.size(flat, tf.int64) + rank,
+                     tf.range(tf.size(flat, tf.int64)))
+    return ids.with_flat_values(tf.gather(table, index)).merge_dims(1, 2)
+
+  def tokenize_with_masks(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """Like `tokenize`, but each literal "[MASK]" becomes the [MASK] id."""
+    parts = tf.strings.split(text, sep="[MASK]")  # [B, (parts)]
+    tokens = self._encode(self.normalize(parts.flat_values))
+    # Every part gets a trailing [MASK]; the one after each text's last part
+    # is then dropped.
+    masks = tf.fill([tokens.nrows(), 1], self.mask_id)
+    tokens = tf.concat([tokens, masks], axis=1)  # [parts, (tokens) + 1]
+    merged = parts.with_flat_values(tokens).merge_dims(1, 2)  # [B, (tokens)]
+    return merged[:, :-1]
+
+  def pack(self, segments: List[tf.RaggedTensor]) -> Dict[str, tf.Tensor]:
+    """[CLS] A [SEP] (B [SEP]), truncated and padded to `seq_length`.
+
+    Returns:
+      int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
+    """
+    budget = self.seq_length - 1 - len(segments)
+    trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
+    ids, type_ids = tf_text.combine_segments(
+        trimmed, start_of_sequence_id=self.cls_id,
+        end_of_segment_id=self.sep_id)
+    word_ids, mask = tf_text.pad_model_inputs(ids, self.seq_length,
+                                              pad_value=self.pad_id)
+    type_ids, _ = tf_text.pad_model_inputs(type_ids, self.seq_length)
+    return {"input_word_ids": tf.cast(word_ids, tf.int32),
+            "input_mask": tf.cast(mask, tf.int32),
+            "input_type_ids": tf.cast(type_ids, tf.int32)}
+
+  def __call__(self, text: tf.Tensor,
+               second: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
+    """One or two string [B] segments -> packed encoder inputs."""
+    segments = [self.tokenize(text)]
+    if second is not None:
+      segments.append(self.tokenize(second))
+    return self.pack(segments)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def preprocess(self, text):
+    """Signature `serving_default`: one segment per example."""
+    return self(text)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
+  def preprocess_pair(self, first, second):
+    """Signature `pair`: two segments per example."""
+    return self(first, second)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def tokenize_text(self, text):
+    """Ragged SentencePiece ids (a function of the SavedModel, not a signature)."""
+    return self.tokenize(text)
+
+  def signatures(self):
+    return {"serving_default": self.preprocess, "pair": self.preprocess_pair}

@@ -1,0 +1,74 @@
+"""`ServingModule`: raw text in, ALBERT out: one SavedModel for serving."""
+
+import tensorflow as tf
+
+from albert.preprocessor import AlbertPreprocessor
+from albert.pretrainer import AlbertPretrainer
+
+_TEXT = tf.TensorSpec([None], tf.string)
+
+
+class ServingModule(tf.Module):
+  """SentencePiece and the model in one graph; only TF and TF-Text ops.
+
+  Signatures (text is string [B]; over-long input is truncated to seq_length):
+    serving_default(text) -> pooled_output [B, H], sequence_output [B, T, H],
+      input_mask [B, T].
+    fill_mask(text with literal "[MASK]"s) -> for each text's masks, in order,
+      padded to the most masks in the batch: top_k_ids int32 [B, M, k],
+      top_k_tokens string [B, M, k] (SentencePiece pieces without the "▁"
+      word-start mark), top_k_scores float32 [B, M, k]
+      (softmax probabilities), mask_positions int32 [B, M] (-1 = padding).
+    sentence_order(first, second) -> in_order_probability [B] (the
+      probability that `second` follows `first`), sentence_order_logits [B, 2].
+  """
+
+  def __init__(self, pretrainer: AlbertPretrainer,
+               preprocessor: AlbertPreprocessor, top_k: int = 5,
+               name: str = "albert_serving"):
+    super().__init__(name=name)
+    self.pretrainer = pretrainer
+    self.preprocessor = preprocessor
+    self.top_k = top_k
+
+  @tf.function(input_signature=[_TEXT])
+  def serve(self, text):
+    inputs = self.preprocessor(text)
+    outputs = self.pretrainer.encoder(inputs, training=False)
+    return {"pooled_output": outputs["pooled_output"],
+            "sequence_output": outputs["sequence_output"],
+            "input_mask": inputs["input_mask"]}
+
+  @tf.function(input_signature=[_TEXT])
+  def fill_mask(self, text):
+    p = self.preprocessor
+    inputs = p.pack([p.tokenize_with_masks(text)])
+    is_mask = tf.equal(inputs["input_word_ids"], p.mask_id)  # [B, T]
+    positions = tf.ragged.boolean_mask(
+        tf.broadcast_to(tf.range(p.seq_length, dtype=tf.int32),
+                        tf.shape(is_mask)), is_mask)  # [B, (M)]
+    valid = tf.ragged.boolean_mask(tf.ones_like(is_mask), is_mask).to_tensor()
+    positions = positions.to_tensor(default_value=0)  # [B, M]
+    encoded = self.pretrainer.encoder(inputs, training=False)
+    logits = self.pretrainer.masked_lm(encoded["sequence_output"], positions)
+    scores, ids = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=self.top_k)
+    keep = tf.cast(valid, tf.bool)[..., tf.newaxis]  # [B, M, 1]
+    ids = tf.where(keep, ids, -1)
+    pieces = p.tokenizer.id_to_string(tf.maximum(ids, 0))
+    tokens = tf.strings.regex_replace(pieces, "^\u2581", "")  # word-start mark
+    tokens = tf.where(keep, tokens, "")
+    return {"top_k_ids": ids, "top_k_tokens": tokens,
+            "top_k_scores": tf.where(keep, scores, 0.0),
+            "mask_positions": tf.where(keep[..., 0], positions, -1)}
+
+  @tf.function(input_signature=[_TEXT, _TEXT])
+  def sentence_order(self, first, second):
+    inputs = self.preprocessor(first, second)
+    outputs = self.pretrainer.encoder(inputs, training=False)
+    logits = self.pretrainer.sentence_order(outputs["pooled_output"])
+    return {"in_order_probability": tf.nn.softmax(logits)[:, 0],
+            "sentence_order_logits": logits}
+
+  def signatures(self):
+    return {"serving_default": self.serve, "fill_mask": self.fill_mask,
+            "sentence_order": self.sentence_order}
