@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 from absl import logging
+import tensorflow as tf
 
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion.errors import ConversionError
@@ -96,7 +97,7 @@ def main(argv):
     written = convert()
   except ConversionError as e:
     sys.exit(f"convert_checkpoint: {first_line(e)}")
-  except OSError as e:
+  except (OSError, tf.errors.OpError) as e:  # e.g. a full or read-only disk
     sys.exit(f"convert_checkpoint: {first_line(e)}")
   print(written)
 
