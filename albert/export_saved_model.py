@@ -21,6 +21,7 @@ from absl import flags
 import tensorflow as tf
 
 from albert import exporter
+from albert import model_dir
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
 CHECKPOINT = flags.DEFINE_string("checkpoint", None,
@@ -45,8 +46,11 @@ def main(argv: Sequence[str]) -> None:
     if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
       raise ValueError(f"export_dir {EXPORT_DIR.value} exists: choose a new "
                        "one or remove it")
-    config = exporter.model_config(MODEL_DIR.value, GIN_FILES.value, GIN_PARAMS.value)
-    pretrainer = exporter.restore_pretrainer(config, MODEL_DIR.value, CHECKPOINT.value)
+    config = None
+    if GIN_FILES.value or GIN_PARAMS.value:
+      config = exporter.config_from_gin(GIN_FILES.value, GIN_PARAMS.value)
+    pretrainer, _ = model_dir.load_pretrainer(MODEL_DIR.value, CHECKPOINT.value,
+                                              config=config)
     exporter.export(pretrainer, spm_model_file=SPM.value, export_dir=EXPORT_DIR.value,
            seq_length=SEQ.value, do_lower_case=LOWER.value, top_k=TOP_K.value)
   except (ValueError, tf.errors.OpError) as e:

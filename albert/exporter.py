@@ -3,17 +3,15 @@
 `python -m albert.export_saved_model` is the command-line front of this module.
 """
 
-import json
 import os
 import shutil
-from typing import Optional, Sequence
+from typing import Sequence
 
 from absl import logging
 import tensorflow as tf
 import tensorflow_text  # pylint: disable=unused-import  (registers the ops)
 
 from albert.config import AlbertConfig
-from albert.encoder import AlbertEncoder
 from albert.encoder_module import EncoderModule
 from albert.preprocessor import AlbertPreprocessor
 from albert.pretrainer import AlbertPretrainer
@@ -23,35 +21,11 @@ from official.config import gin_files
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def model_config(model_dir: str, gin_file: Sequence[str] = (),
-                 gin_param: Sequence[str] = ()) -> AlbertConfig:
-  """The model's config: from gin when given, else model_dir/model_config.json."""
-  if gin_file or gin_param:
-    gin_files.parse_gin(gin_file, gin_param, search_paths=[REPO_ROOT])
-    return AlbertConfig()
-  path = os.path.join(model_dir, "model_config.json")
-  if not os.path.exists(path):
-    raise ValueError(f"{path} not found: pass --gin_file for the model size")
-  with open(path, encoding="utf-8") as f:
-    return AlbertConfig(**json.load(f))
-
-
-def restore_pretrainer(config: AlbertConfig, model_dir: str,
-                       checkpoint: Optional[str] = None) -> AlbertPretrainer:
-  """Builds the pretrainer and restores its weights (optimizer state ignored)."""
-  checkpoint = checkpoint or tf.train.latest_checkpoint(model_dir)
-  if not checkpoint:
-    raise ValueError(f"no checkpoint in {model_dir}: pass --checkpoint")
-  pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
-  pretrainer(pretrainer.dummy_inputs())
-  status = tf.train.Checkpoint(model=pretrainer).read(checkpoint)
-  try:
-    status.expect_partial().assert_existing_objects_matched()
-  except AssertionError as e:
-    raise ValueError(f"checkpoint {checkpoint} does not match the model "
-                     f"config: {str(e).splitlines()[0]}") from e
-  logging.info("Restored %s", checkpoint)
-  return pretrainer
+def config_from_gin(gin_file: Sequence[str] = (),
+                    gin_param: Sequence[str] = ()) -> AlbertConfig:
+  """The model config from gin files and bindings (instead of model_config.json)."""
+  gin_files.parse_gin(gin_file, gin_param, search_paths=[REPO_ROOT])
+  return AlbertConfig()
 
 
 def export(pretrainer: AlbertPretrainer, *, spm_model_file: str,

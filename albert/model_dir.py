@@ -76,7 +76,8 @@ def checkpoint_path(model_dir: str, checkpoint: Optional[str] = None) -> str:
   return wanted
 
 
-def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None
+def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
+                    config: Optional[AlbertConfig] = None
                    ) -> Tuple[AlbertPretrainer, AlbertConfig]:
   """Builds the model of a model directory and restores its weights.
 
@@ -85,6 +86,8 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None
       `tools/convert_checkpoint.py`; its `model_config.json` gives the model.
     checkpoint: a checkpoint prefix (e.g. `MODEL_DIR/ckpt-1000`); the latest
       one in `model_dir` when None.
+    config: the architecture, when it should not come from model_config.json
+      (e.g. from gin files).
 
   Returns:
     (the `AlbertPretrainer` with restored weights, its `AlbertConfig`). Use
@@ -93,7 +96,7 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None
   Raises:
     ValueError: one line naming the missing or mismatching file.
   """
-  config = read_model_config(model_dir)
+  config = config or read_model_config(model_dir)
   path = checkpoint_path(model_dir, checkpoint)
   pretrainer = AlbertPretrainer.from_config_object(config)
   try:

@@ -226,6 +226,22 @@ class Trainer:
       stops.append((step // c.eval_interval + 1) * c.eval_interval)
     return min(stops)
 
+  def _restore(self, path: str) -> None:
+    """Restores model and optimizer, or the model alone from weights-only
+    checkpoints (e.g. converted ones): then training starts at step 0."""
+    has_optimizer = any(name.startswith("optimizer/")
+                        for name, _ in tf.train.list_variables(path))
+    target = (self.checkpoint if has_optimizer
+              else tf.train.Checkpoint(model=self.model))
+    try:
+      target.read(path).assert_existing_objects_matched()
+    except (AssertionError, ValueError, tf.errors.OpError) as e:
+      raise ValueError(f"checkpoint {path} does not match this model and "
+                       f"optimizer: {str(e).strip().splitlines()[0]}") from e
+    if not has_optimizer:
+      logging.info("%s holds weights only: fresh optimizer state, step 0.",
+                   path)
+
   def train_iterator(self, start_step: int = 0):
     """An iterator over the training stream, positioned after `start_step` steps."""
     return iter(self._dataset(training=True, start_step=start_step))
@@ -252,7 +268,7 @@ class Trainer:
     """
     restored = tf.train.latest_checkpoint(self.model_dir)
     if restored:
-      self.checkpoint.restore(restored).assert_existing_objects_matched()
+      self._restore(restored)
     step = self.global_step
     saved_step = step if restored else None
     if restored:

@@ -207,3 +207,35 @@ def test_data_checks(data_dir, tmp_path):
     task.validate_data()
   with pytest.raises(ValueError, match="train_file_pattern is required"):
     PretrainTask(model_config=TINY, seq_length=32).validate_data()
+
+
+def test_weights_only_checkpoint_starts_a_fresh_optimizer(data_dir, tmp_path):
+  """A converted model directory without optimizer slots: weights restored,
+  LAMB state fresh, training from step 0."""
+  source = make_trainer(data_dir, tmp_path / "source", train_steps=2)
+  source.train()
+  model_dir = tmp_path / "weights_only"
+  tf.train.Checkpoint(model=source.model).write(str(model_dir / "ckpt-7"))
+  with open(model_dir / "checkpoint", "w") as f:
+    f.write('model_checkpoint_path: "ckpt-7"\n')
+  trainer = make_trainer(data_dir, model_dir, train_steps=2)
+  trainer._restore(str(model_dir / "ckpt-7"))
+  assert trainer.global_step == 0
+  for a, b in zip(weights(source), weights(trainer)):
+    np.testing.assert_array_equal(a, b)
+  trainer.train()
+  assert trainer.global_step == 2
+
+
+def test_mismatched_checkpoint_is_one_line(data_dir, tmp_path):
+  make_trainer(data_dir, tmp_path / "a", train_steps=2).train()
+  other = make_trainer(data_dir, tmp_path / "b", train_steps=2)
+  small = AlbertConfig(vocab_size=64, embedding_size=8, hidden_size=8,
+                       num_layers=2, num_heads=2, intermediate_size=16,
+                       max_position_embeddings=32)
+  from albert.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
+  wrong = AlbertPretrainer.from_config_object(small)
+  tf.train.Checkpoint(model=wrong).write(str(tmp_path / "wrong" / "ckpt-1"))
+  with pytest.raises(ValueError, match=r"checkpoint .*ckpt-1 does not match") as e:
+    other._restore(str(tmp_path / "wrong" / "ckpt-1"))
+  assert "\n" not in str(e.value)
