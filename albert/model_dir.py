@@ -100,7 +100,7 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
   path = checkpoint_path(model_dir, checkpoint)
   pretrainer = AlbertPretrainer.from_config_object(config)
   try:
-    status = tf.train.Checkpoint(model=pretrainer).restore(path)
+    status = tf.train.Checkpoint(model=pretrainer).read(path)
     status.assert_existing_objects_matched()
   except (AssertionError, ValueError, tf.errors.OpError) as e:
     raise ValueError(f"checkpoint {path} does not hold every weight of the "
