@@ -25,16 +25,20 @@ class ServingModule(tf.Module):
 
   def __init__(self, pretrainer: AlbertPretrainer,
                preprocessor: AlbertPreprocessor, top_k: int = 5,
-               name: str = "albert_serving"):
+               jit_compile: bool = True, name: str = "albert_serving"):
     super().__init__(name=name)
     self.pretrainer = pretrainer
     self.preprocessor = preprocessor
     self.top_k = top_k
+    # The model part is compiled with XLA (the SentencePiece ops cannot be).
+    self._encode = tf.function(
+        lambda inputs: self.pretrainer.encoder(inputs, training=False),
+        jit_compile=jit_compile, autograph=False)
 
   @tf.function(input_signature=[_TEXT])
   def serve(self, text):
     inputs = self.preprocessor(text)
-    outputs = self.pretrainer.encoder(inputs, training=False)
+    outputs = self._encode(inputs)
     return {"pooled_output": outputs["pooled_output"],
             "sequence_output": outputs["sequence_output"],
             "input_mask": inputs["input_mask"]}
@@ -49,7 +53,7 @@ class ServingModule(tf.Module):
                         tf.shape(is_mask)), is_mask)  # [B, (M)]
     valid = tf.ragged.boolean_mask(tf.ones_like(is_mask), is_mask).to_tensor()
     positions = positions.to_tensor(default_value=0)  # [B, M]
-    encoded = self.pretrainer.encoder(inputs, training=False)
+    encoded = self._encode(inputs)
     logits = self.pretrainer.masked_lm(encoded["sequence_output"], positions)
     scores, ids = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=self.top_k)
     keep = tf.cast(valid, tf.bool)[..., tf.newaxis]  # [B, M, 1]
@@ -64,7 +68,7 @@ class ServingModule(tf.Module):
   @tf.function(input_signature=[_TEXT, _TEXT])
   def sentence_order(self, first, second):
     inputs = self.preprocessor(first, second)
-    outputs = self.pretrainer.encoder(inputs, training=False)
+    outputs = self._encode(inputs)
     logits = self.pretrainer.sentence_order(outputs["pooled_output"])
     return {"in_order_probability": tf.nn.softmax(logits)[:, 0],
             "sentence_order_logits": logits}
