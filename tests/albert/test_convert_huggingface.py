@@ -12,6 +12,7 @@ from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.config import AlbertConfig
 from albert.pretrainer import AlbertPretrainer
+from tests.albert.pretrainer_outputs import pretrainer_outputs
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -63,16 +64,6 @@ def _hf_outputs(model, word_ids, mask, type_ids, positions):
           full.sop_logits.numpy()]
 
 
-def _our_outputs(pretrainer, word_ids, mask, type_ids, positions):
-  out = pretrainer({
-      "input_word_ids": tf.constant(word_ids, tf.int32),
-      "input_mask": tf.constant(mask, tf.int32),
-      "input_type_ids": tf.constant(type_ids, tf.int32),
-      "masked_lm_positions": tf.constant(positions, tf.int32)})
-  return [out[k].numpy() for k in ("sequence_output", "pooled_output",
-                                    "mlm_logits", "sentence_order_logits")]
-
-
 def _assert_close(got, want):
   for name, g, w in zip(("sequence", "pooled", "mlm", "sop"), got, want):
     assert g.shape == w.shape, name
@@ -90,7 +81,7 @@ def test_from_huggingface_matches_transformers(tmp_path, case):
   assert config.hidden_act == ("gelu_exact" if case == "v1_exact_gelu"
                                else "gelu")
   inputs = _inputs()
-  _assert_close(_our_outputs(pretrainer, *inputs), _hf_outputs(model, *inputs))
+  _assert_close(pretrainer_outputs(pretrainer, *inputs), _hf_outputs(model, *inputs))
 
 
 def test_to_huggingface_loads_in_transformers(tmp_path):
@@ -113,7 +104,7 @@ def test_to_huggingface_loads_in_transformers(tmp_path):
   assert model.config.num_hidden_groups == 2
   inputs = _inputs()
   _assert_close(_hf_outputs(model.eval(), *inputs),
-                _our_outputs(pretrainer, *inputs))
+                pretrainer_outputs(pretrainer, *inputs))
 
 
 def test_huggingface_round_trip_is_bit_exact(tmp_path):
@@ -151,7 +142,7 @@ def test_pytorch_model_bin_with_aliases_and_buffers(tmp_path):
                              output_dir=str(tmp_path / "ours"))
   pretrainer, _ = model_dir_lib.load_pretrainer(str(tmp_path / "ours"))
   inputs = _inputs()
-  _assert_close(_our_outputs(pretrainer, *inputs), _hf_outputs(model, *inputs))
+  _assert_close(pretrainer_outputs(pretrainer, *inputs), _hf_outputs(model, *inputs))
 
   # An output layer that is not tied to the embeddings cannot be held.
   state["predictions.decoder.bias"] = state["predictions.decoder.bias"] + 1.0

@@ -14,6 +14,7 @@ from albert.checkpoint_conversion.errors import ConversionError
 from albert.config import AlbertConfig
 from official.optimization.optimizer_config import OptimizerConfig
 from tests.albert import original_checkpoint_reference as original
+from tests.albert.pretrainer_outputs import pretrainer_outputs
 
 SHAPES = {  # (num_hidden_groups, inner_group_num), L = 3
     "one_group": dict(),
@@ -32,16 +33,6 @@ def _write_original(tmp_path, config, **kwargs):
     json.dump(config, f)
   return str(folder / "model.ckpt-best"), str(folder / "albert_config.json"), \
       arrays
-
-
-def _outputs(pretrainer, word_ids, mask, type_ids, positions):
-  out = pretrainer({
-      "input_word_ids": tf.constant(word_ids, tf.int32),
-      "input_mask": tf.constant(mask, tf.int32),
-      "input_type_ids": tf.constant(type_ids, tf.int32),
-      "masked_lm_positions": tf.constant(positions, tf.int32)})
-  return [out[k].numpy() for k in ("sequence_output", "pooled_output",
-                                    "mlm_logits", "sentence_order_logits")]
 
 
 def _read(prefix):
@@ -63,7 +54,7 @@ def test_converted_model_matches_numpy_on_the_original_arrays(tmp_path, shape):
   pretrainer, loaded = model_dir_lib.load_pretrainer(out_dir)
   assert loaded == AlbertConfig.from_json_file(config_path)
   word_ids, mask, type_ids, positions = original.inputs(config)
-  got = _outputs(pretrainer, word_ids, mask, type_ids, positions)
+  got = pretrainer_outputs(pretrainer, word_ids, mask, type_ids, positions)
   want = original.forward(arrays, config, word_ids, mask, type_ids, positions)
   for name, g, w in zip(("sequence", "pooled", "mlm", "sop"), got, want):
     np.testing.assert_allclose(g, w, atol=2e-5, err_msg=name)
