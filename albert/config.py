@@ -8,12 +8,12 @@ translates between the two.
 
 import dataclasses
 import json
-import os
 from typing import Any, Dict
 
 from absl import logging
 import gin
 
+from official.core import atomic_write
 from official.modeling import activations
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
@@ -170,8 +170,6 @@ class AlbertConfig:
 
   def to_json_file(self, path: str) -> None:
     """Writes an `albert_config.json` atomically (temporary name, rename)."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-      json.dump(self.to_original_dict(), f, indent=2, sort_keys=True)
-      f.write("\n")
-    os.replace(tmp, path)
+    atomic_write.write_atomic(
+        path, json.dumps(self.to_original_dict(), indent=2, sort_keys=True) +
+        "\n")

@@ -22,6 +22,7 @@ import tensorflow as tf
 
 from albert.config import AlbertConfig
 from albert.pretrainer import AlbertPretrainer
+from official.core import atomic_write
 from official.core.trainer import MODEL_CONFIG_FILE
 
 GIN_FILE = "operative_config.gin"
@@ -118,11 +119,6 @@ def config_gin(config: AlbertConfig) -> str:
   return "\n".join(lines) + "\n"
 
 
-def _write_text(path: str, text: str) -> None:
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    f.write(text)
-  os.replace(tmp, path)
 
 
 def write_model_dir(model_dir: str, pretrainer: AlbertPretrainer, *,
@@ -150,8 +146,8 @@ def write_model_dir(model_dir: str, pretrainer: AlbertPretrainer, *,
   path = manager.save(checkpoint_number=step)
   # Byte for byte what official/core/trainer.py writes, so a trainer resuming
   # in this directory accepts it.
-  _write_text(os.path.join(model_dir, MODEL_CONFIG_FILE),
+  atomic_write.write_atomic(os.path.join(model_dir, MODEL_CONFIG_FILE),
               json.dumps(config.to_dict(), indent=2, sort_keys=True))
-  _write_text(os.path.join(model_dir, GIN_FILE), config_gin(config))
+  atomic_write.write_atomic(os.path.join(model_dir, GIN_FILE), config_gin(config))
   config.to_json_file(os.path.join(model_dir, ALBERT_CONFIG_FILE))
   return path

@@ -23,6 +23,7 @@ import gin
 
 from albert.pretrain_task import PretrainTask
 from official.config import gin_files
+from official.core import atomic_write
 from official.core.trainer import NonFiniteLossError, Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
@@ -47,10 +48,7 @@ TPU = flags.DEFINE_string("tpu", None,
 def write_operative_config(model_dir: str) -> str:
   """Writes the gin bindings in effect to MODEL_DIR/operative_config.gin."""
   path = os.path.join(model_dir, "operative_config.gin")
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    f.write(gin.operative_config_str())
-  os.replace(tmp, path)
+  atomic_write.write_atomic(path, gin.operative_config_str())
   return path
 
 

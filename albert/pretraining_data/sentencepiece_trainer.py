@@ -20,6 +20,7 @@ from albert.pretraining_data import shards
 from albert.pretraining_data.errors import InputError
 from albert.pretraining_data.tokenization import CONTROL_PIECES
 from albert.pretraining_data.tokenization import preprocess_text
+from official.core import atomic_write
 
 
 def sample_sentences(input_file: str, max_sentences: int, seed: int,
@@ -54,13 +55,6 @@ def sample_sentences(input_file: str, max_sentences: int, seed: int,
   rng.shuffle(sample)
   logging.info("Sampled %d of %d sentences", len(sample), seen)
   return sample
-
-
-def _write_atomic(path: str, data: bytes) -> None:
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "wb") as f:
-    f.write(data)
-  os.replace(tmp, path)
 
 
 def train_sentencepiece(*, input_file: str, model_prefix: str,
@@ -117,8 +111,8 @@ def train_sentencepiece(*, input_file: str, model_prefix: str,
       f"{processor.id_to_piece(i)}\t{processor.get_score(i):g}\n"
       for i in range(processor.get_piece_size()))
   model_path, vocab_path = model_prefix + ".model", model_prefix + ".vocab"
-  _write_atomic(model_path, model.getvalue())
-  _write_atomic(vocab_path, vocab.encode("utf-8"))
+  atomic_write.write_atomic(model_path, model.getvalue())
+  atomic_write.write_atomic(vocab_path, vocab.encode("utf-8"))
   logging.info("Wrote %s (%d pieces) and %s", model_path,
                processor.get_piece_size(), vocab_path)
   return model_path, vocab_path

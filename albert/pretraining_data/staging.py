@@ -20,6 +20,7 @@ from typing import Dict, Iterable, Optional, Sequence, Tuple
 from absl import logging
 
 from albert.pretraining_data.tfrecord_writer import TFRecordWriter
+from official.core import atomic_write
 
 _COPY_BYTES = 1 << 20
 
@@ -30,12 +31,7 @@ def tmp_name(path: str) -> str:
 
 def write_json_atomic(path: str, obj) -> None:
   """Writes JSON under a temporary name, then renames it into place."""
-  with open(tmp_name(path), "w", encoding="utf-8") as f:
-    json.dump(obj, f, indent=2)
-    f.write("\n")
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp_name(path), path)
+  atomic_write.write_atomic(path, json.dumps(obj, indent=2) + "\n")
 
 
 def _read_json(path: str) -> Optional[dict]:

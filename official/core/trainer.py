@@ -19,6 +19,7 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official.core import atomic_write
 from official.core.progress import Progress
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
@@ -116,10 +117,7 @@ class Trainer:
                          f"({details}); use a new --model_dir or the same "
                          "config")
       return
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-      json.dump(wanted, f, indent=2, sort_keys=True)
-    os.replace(tmp, path)
+    atomic_write.write_atomic(path, json.dumps(wanted, indent=2, sort_keys=True))
 
   # --- Inside strategy.run -------------------------------------------------
 
