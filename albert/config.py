@@ -114,6 +114,22 @@ class AlbertConfig:
       if not value > 0:
         raise ValueError(f"{name}={value!r} must be > 0")
 
+  @classmethod
+  def explicit(cls, **fields) -> "AlbertConfig":
+    """Builds a config from `fields`, the dataclass defaults for the rest.
+
+    Every field is passed explicitly, so gin bindings active in the process
+    cannot leak in (reading a file or a model must mean what it says).
+
+    Raises:
+      TypeError: a key is not an AlbertConfig field.
+    """
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+    unknown = sorted(set(fields) - set(defaults))
+    if unknown:
+      raise TypeError(f"unknown arguments {unknown}: not AlbertConfig fields")
+    return cls(**{**defaults, **fields})
+
   def to_dict(self) -> Dict[str, Any]:
     """The fields as a dict: exactly the keyword arguments of AlbertEncoder."""
     return dataclasses.asdict(self)
@@ -127,8 +143,7 @@ class AlbertConfig:
   @classmethod
   def from_original_dict(cls, data: Dict[str, Any]) -> "AlbertConfig":
     """Reads the original `albert_config.json` keys; unknown keys are logged."""
-    # Every field is passed explicitly so that gin bindings cannot leak in.
-    kwargs = {f.name: f.default for f in dataclasses.fields(cls)}
+    kwargs = {}
     for key, value in data.items():
       if key in _JSON_NAMES:
         kwargs[_JSON_NAMES[key]] = value
@@ -140,7 +155,7 @@ class AlbertConfig:
         kwargs[key] = value
       else:
         logging.info("albert_config: ignoring unused key %s=%r", key, value)
-    return cls(**kwargs)
+    return cls.explicit(**kwargs)
 
   def to_original_dict(self) -> Dict[str, Any]:
     """The original `albert_config.json` keys, plus our extra fields where

@@ -31,13 +31,7 @@ class AlbertEncoder(tf_keras.Model):
     keras_kwargs = {k: config_kwargs.pop(k) for k in ("dtype", "trainable")
                     if k in config_kwargs}
     super().__init__(name=name, **keras_kwargs)
-    # Every field passed explicitly: validation without gin bindings leaking in.
-    defaults = AlbertConfig.__dataclass_fields__
-    unknown = sorted(set(config_kwargs) - set(defaults))
-    if unknown:
-      raise TypeError(f"AlbertEncoder got unknown arguments {unknown}")
-    full = {k: config_kwargs.get(k, f.default) for k, f in defaults.items()}
-    self.config = AlbertConfig(**full)
+    self.config = AlbertConfig.explicit(**config_kwargs)
     c = self.config
     self.embeddings = FactorizedEmbedding(
         vocab_size=c.vocab_size,

@@ -52,9 +52,7 @@ def read_model_config(model_dir: str) -> AlbertConfig:
   if unknown:
     raise ValueError(f"{path}: unknown AlbertConfig fields {unknown}")
   try:
-    # Every field explicit: gin bindings in the process cannot leak in.
-    return AlbertConfig(**{k: fields.get(k, f.default)
-                           for k, f in known.items()})
+    return AlbertConfig.explicit(**fields)
   except (TypeError, ValueError) as e:
     raise ValueError(f"{path}: {e}") from e
 
