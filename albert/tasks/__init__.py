@@ -1,0 +1,1 @@
+"""Fine-tuning tasks: GLUE, SQuAD and RACE."""
