@@ -4,7 +4,6 @@
 """
 
 import os
-import shutil
 from typing import Sequence
 
 from absl import logging
@@ -17,6 +16,7 @@ from albert.preprocessor import AlbertPreprocessor
 from albert.pretrainer import AlbertPretrainer
 from albert.serving_module import ServingModule
 from official.config import gin_files
+from official.core import atomic_write
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,9 +45,7 @@ def export(pretrainer: AlbertPretrainer, *, spm_model_file: str,
   if vocab != pretrainer.encoder.config.vocab_size:
     raise ValueError(f"{spm_model_file} has {vocab} pieces but the model's "
                      f"vocab_size is {pretrainer.encoder.config.vocab_size}")
-  tmp = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
-  shutil.rmtree(tmp, ignore_errors=True)
-  try:
+  with atomic_write.atomic_directory(export_dir) as tmp:
     modules = {
         "encoder": EncoderModule(pretrainer),
         "preprocessing": preprocessor,
@@ -57,6 +55,3 @@ def export(pretrainer: AlbertPretrainer, *, spm_model_file: str,
       tf.saved_model.save(module, os.path.join(tmp, name),
                           signatures=module.signatures())
       logging.info("Wrote the %s SavedModel", name)
-    os.replace(tmp, export_dir)
-  finally:
-    shutil.rmtree(tmp, ignore_errors=True)

@@ -109,14 +109,55 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
   return pretrainer, config
 
 
+def load_encoder_weights(encoder, init_checkpoint: str,
+                         config: AlbertConfig) -> str:
+  """Restores only the encoder of a pretrained (or converted) checkpoint.
+
+  The heads of the checkpoint (masked LM, sentence order) and any optimizer
+  state are ignored; fine-tuning heads keep their fresh initialisation.
+
+  Args:
+    encoder: the built `AlbertEncoder` to fill.
+    init_checkpoint: a checkpoint prefix (`DIR/ckpt-N`) or a model directory
+      (its latest checkpoint).
+    config: the encoder's config; when the checkpoint's model directory has a
+      `model_config.json`, both must agree.
+
+  Returns:
+    The checkpoint prefix read.
+
+  Raises:
+    ValueError: one line naming the differing config fields, or the tensor
+      that is missing or has another shape.
+  """
+  path = checkpoint_path(init_checkpoint)
+  source_dir = os.path.dirname(path)
+  if os.path.exists(os.path.join(source_dir, MODEL_CONFIG_FILE)):
+    saved = read_model_config(source_dir).to_dict()
+    wanted = config.to_dict()
+    changed = sorted(k for k in saved if saved[k] != wanted.get(k))
+    if changed:
+      details = ", ".join(f"{k}: checkpoint {saved[k]!r} vs config "
+                          f"{wanted.get(k)!r}" for k in changed)
+      raise ValueError(f"init checkpoint {path} is another model ({details}); "
+                       "pass the gin size file it was trained with")
+  try:
+    status = tf.train.Checkpoint(
+        model=tf.train.Checkpoint(encoder=encoder)).read(path)
+    status.assert_existing_objects_matched()
+  except (AssertionError, ValueError, tf.errors.OpError) as e:
+    raise ValueError(f"init checkpoint {path} does not fit the encoder: "
+                     f"{str(e).strip().splitlines()[0]}") from e
+  status.expect_partial()  # heads and optimizer state of the checkpoint
+  return path
+
+
 def config_gin(config: AlbertConfig) -> str:
   """`AlbertConfig.*` gin bindings that rebuild `config` exactly."""
   lines = ["# Parameters for AlbertConfig:", "# " + "=" * 78]
   lines += [f"AlbertConfig.{key} = {value!r}"
             for key, value in sorted(config.to_dict().items())]
   return "\n".join(lines) + "\n"
-
-
 
 
 def write_model_dir(model_dir: str, pretrainer: AlbertPretrainer, *,

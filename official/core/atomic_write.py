@@ -1,7 +1,9 @@
-"""`write_atomic`: a file appears complete or not at all."""
+"""Files and directories that appear complete or not at all."""
 
+import contextlib
 import os
-from typing import Union
+import shutil
+from typing import Iterator, Union
 
 
 def write_atomic(path: str, data: Union[str, bytes]) -> None:
@@ -18,3 +20,22 @@ def write_atomic(path: str, data: Union[str, bytes]) -> None:
     f.flush()
     os.fsync(f.fileno())
   os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str) -> Iterator[str]:
+  """Yields a temporary directory that becomes `path` when the block ends.
+
+  `path` must not exist. If the block raises, the temporary directory is
+  removed and `path` is left untouched.
+  """
+  if os.path.exists(path):
+    raise ValueError(f"{path} exists: choose a new directory or remove it")
+  tmp = f"{path.rstrip('/')}.tmp-{os.getpid()}"
+  shutil.rmtree(tmp, ignore_errors=True)
+  try:
+    os.makedirs(tmp)
+    yield tmp
+    os.replace(tmp, path)
+  finally:
+    shutil.rmtree(tmp, ignore_errors=True)

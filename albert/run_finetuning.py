@@ -1,0 +1,242 @@
+r"""Fine-tuning: `python -m albert.run_finetuning --gin_file=gin/finetune/mnli.gin`.
+
+  python -m albert.run_finetuning \
+      --gin_file=gin/finetune/mnli.gin --gin_file=gin/base.gin \
+      --init_checkpoint=runs/base --spm_model_file=data/spm.model \
+      --data_dir=glue/ --model_dir=runs/mnli --mode=train_and_eval
+
+`gin/finetune/finetune.gin` (AdamW, linear warmup and decay) is loaded first;
+the task recipe and the model size are layered on top. Modes:
+
+  train           train from --init_checkpoint's encoder (fresh heads); a
+                  rerun resumes from the latest checkpoint in --model_dir
+  train_and_eval  train, then evaluate on the task's dev splits
+  eval            evaluate --checkpoint (default: the latest in --model_dir)
+  predict         write prediction / submission files for the test splits
+  export          write a raw-text serving SavedModel to --export_dir
+
+Metrics go to MODEL_DIR/eval_results.json, predictions to --output_dir
+(default MODEL_DIR/predictions).
+"""
+
+import dataclasses
+import json
+import math
+import os
+import sys
+from typing import Dict, Optional, Sequence
+
+from absl import app
+from absl import flags
+from absl import logging
+import gin
+import tensorflow as tf
+
+from albert import model_dir as model_dir_lib
+from albert.tasks.finetune_task import FinetuneTask
+from official.config import gin_files
+from official.core import atomic_write
+from official.core.trainer import NonFiniteLossError, Trainer
+from official.core.trainer_config import TrainerConfig
+from official.distribute import strategy as strategy_lib
+from official.optimization.optimizer_config import OptimizerConfig
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_GIN = "gin/finetune/finetune.gin"
+MODES = ("train", "train_and_eval", "eval", "predict", "export")
+EVAL_RESULTS_FILE = "eval_results.json"
+
+GIN_FILES = flags.DEFINE_multi_string(
+    "gin_file", [], "Gin files layered after gin/finetune/finetune.gin: a "
+    "task recipe (gin/finetune/*.gin) and a size (gin/base.gin, ...).")
+GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [],
+                                       "Gin bindings applied last.")
+MODE = flags.DEFINE_enum("mode", "train_and_eval", MODES, "What to run.")
+INIT_CHECKPOINT = flags.DEFINE_string(
+    "init_checkpoint", None, "Pretrained checkpoint prefix or model directory; "
+    "only its encoder is restored.")
+SPM_MODEL_FILE = flags.DEFINE_string(
+    "spm_model_file", None, "The SentencePiece model of pretraining.")
+DATA_DIR = flags.DEFINE_string("data_dir", None,
+                               "The task's files, as downloaded.")
+MODEL_DIR = flags.DEFINE_string("model_dir", None,
+                                "Checkpoints, summaries, metrics go here.")
+CHECKPOINT = flags.DEFINE_string(
+    "checkpoint", None, "eval/predict/export: this checkpoint instead of the "
+    "latest in --model_dir.")
+OUTPUT_DIR = flags.DEFINE_string("output_dir", None,
+                                 "predict: where files go (MODEL_DIR/predictions).")
+EXPORT_DIR = flags.DEFINE_string("export_dir", None,
+                                 "export: the new SavedModel directory.")
+CACHE_DIR = flags.DEFINE_string("cache_dir", None,
+                                "Converted features (default DATA_DIR/cache).")
+STRATEGY = flags.DEFINE_enum("strategy", "default", strategy_lib.STRATEGY_NAMES,
+                             "Distribution strategy for training.")
+TPU = flags.DEFINE_string("tpu", None, "TPU address (--strategy=tpu).")
+
+
+@gin.configurable
+def finetuning_task(task_cls=gin.REQUIRED):
+  """The task class a recipe selects: `finetuning_task.task_cls = @GlueTask`."""
+  return task_cls
+
+
+@gin.configurable
+@dataclasses.dataclass(frozen=True)
+class EpochSchedule:
+  """Training length in epochs of the training features, when a recipe says so.
+
+  Attributes:
+    train_epochs: when set, train_steps = ceil(epochs x features / batch) and
+      the learning rate decays to 0 over those steps.
+    warmup_proportion: when set, warmup_steps = proportion x train_steps.
+  """
+  train_epochs: Optional[float] = None
+  warmup_proportion: Optional[float] = None
+
+  def apply(self, trainer_config: TrainerConfig,
+            optimizer_config: OptimizerConfig, num_features: int,
+            global_batch_size: int):
+    """(trainer_config, optimizer_config) with the derived step counts."""
+    steps = trainer_config.train_steps
+    if self.train_epochs is not None:
+      steps = max(1, math.ceil(self.train_epochs * num_features /
+                               global_batch_size))
+      trainer_config = dataclasses.replace(trainer_config, train_steps=steps)
+      optimizer_config = dataclasses.replace(optimizer_config,
+                                             decay_steps=steps)
+    if self.warmup_proportion is not None:
+      optimizer_config = dataclasses.replace(
+          optimizer_config,
+          warmup_steps=int(round(self.warmup_proportion * steps)))
+    return trainer_config, optimizer_config
+
+
+def build_task(*, gin_file: Sequence[str] = (), gin_param: Sequence[str] = (),
+               **task_kwargs) -> FinetuneTask:
+  """Parses the configuration and builds the task it selects."""
+  gin_files.parse_gin([DEFAULT_GIN, *gin_file], gin_param,
+                      search_paths=[REPO_ROOT])
+  task_cls = finetuning_task()
+  return task_cls(**task_kwargs)
+
+
+def restore_model(model, model_dir: str, checkpoint: Optional[str]) -> str:
+  """Restores a fine-tuned model's weights (optimizer state ignored)."""
+  path = model_dir_lib.checkpoint_path(model_dir, checkpoint)
+  try:
+    status = tf.train.Checkpoint(model=model).read(path)
+    status.assert_existing_objects_matched()
+  except (AssertionError, ValueError, tf.errors.OpError) as e:
+    raise ValueError(f"checkpoint {path} does not hold this task's model: "
+                     f"{str(e).strip().splitlines()[0]}") from e
+  status.expect_partial()
+  logging.info("Restored %s", path)
+  return path
+
+
+def train(task: FinetuneTask, *, model_dir: str,
+          init_checkpoint: Optional[str], strategy: str = "default",
+          tpu: Optional[str] = None) -> Trainer:
+  """Fine-tunes `task` into `model_dir`; returns the trainer (model trained)."""
+  distribution = strategy_lib.make_strategy(strategy, tpu=tpu)
+  num_features = task.prepare_training_data()
+  trainer_config, optimizer_config = EpochSchedule().apply(
+      TrainerConfig(), OptimizerConfig(), num_features, task.global_batch_size)
+  trainer = Trainer(task=task, strategy=distribution,
+                    optimizer_config=optimizer_config, config=trainer_config,
+                    model_dir=model_dir)
+  if trainer.latest_checkpoint() is None:
+    if init_checkpoint:
+      path = model_dir_lib.load_encoder_weights(trainer.model.encoder,
+                                                init_checkpoint, task.config)
+      logging.info("Encoder restored from %s; the head starts fresh.", path)
+    else:
+      logging.warning("No --init_checkpoint: fine-tuning a randomly "
+                      "initialised encoder.")
+  if trainer.is_chief:
+    atomic_write.write_atomic(os.path.join(model_dir, "operative_config.gin"),
+                              gin.operative_config_str())
+  logging.info("Fine-tuning %s: %d steps of %d examples (%d training "
+               "features), model_dir %s", task.name, trainer_config.train_steps,
+               task.global_batch_size, num_features, model_dir)
+  trainer.train()
+  return trainer
+
+
+def trained_model(task: FinetuneTask, model_dir: str,
+                  checkpoint: Optional[str]):
+  model = task.build_model()
+  restore_model(model, model_dir, checkpoint)
+  return model
+
+
+def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:
+  path = os.path.join(model_dir, EVAL_RESULTS_FILE)
+  atomic_write.write_atomic(path, json.dumps(results, indent=2, sort_keys=True))
+  return path
+
+
+def export(task: FinetuneTask, model, export_dir: str) -> None:
+  """Writes the task's raw-text serving SavedModel (atomically)."""
+  module = task.serving_module(model, task.preprocessor())
+  with atomic_write.atomic_directory(export_dir) as tmp:
+    tf.saved_model.save(module, tmp, signatures=module.signatures())
+  logging.info("Wrote the %s serving SavedModel to %s", task.name, export_dir)
+
+
+def run(*, mode: str, model_dir: str, gin_file: Sequence[str] = (),
+        gin_param: Sequence[str] = (), init_checkpoint: Optional[str] = None,
+        checkpoint: Optional[str] = None, output_dir: Optional[str] = None,
+        export_dir: Optional[str] = None, strategy: str = "default",
+        tpu: Optional[str] = None, **task_kwargs) -> Dict[str, float]:
+  """One `--mode` of fine-tuning; returns the metrics it computed (if any)."""
+  if mode not in MODES:
+    raise ValueError(f"mode={mode!r} is not one of {MODES}")
+  if mode == "export" and not export_dir:
+    raise ValueError("--mode=export needs --export_dir (a new directory)")
+  task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
+  if mode in ("train", "train_and_eval"):
+    model = train(task, model_dir=model_dir, init_checkpoint=init_checkpoint,
+                  strategy=strategy, tpu=tpu).model
+    if mode == "train":
+      return {}
+  else:
+    model = trained_model(task, model_dir, checkpoint)
+  if mode == "predict":
+    paths = task.predict_to_files(
+        model, output_dir or os.path.join(model_dir, "predictions"))
+    logging.info("Wrote %s", ", ".join(paths))
+    return {}
+  if mode == "export":
+    export(task, model, export_dir)
+    return {}
+  results = task.evaluate(model)
+  logging.info("Eval results: %s", write_eval_results(model_dir, results))
+  return results
+
+
+def main(argv: Sequence[str]) -> None:
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  if not MODEL_DIR.value:
+    sys.exit("run_finetuning: --model_dir is required")
+  # Only flags that were given, so gin bindings of the same names still apply.
+  task_flags = {name: flag.value for name, flag in (
+      ("data_dir", DATA_DIR), ("spm_model_file", SPM_MODEL_FILE),
+      ("cache_dir", CACHE_DIR)) if flag.value is not None}
+  try:
+    results = run(
+        mode=MODE.value, model_dir=MODEL_DIR.value, gin_file=GIN_FILES.value,
+        gin_param=GIN_PARAMS.value, init_checkpoint=INIT_CHECKPOINT.value,
+        checkpoint=CHECKPOINT.value, output_dir=OUTPUT_DIR.value,
+        export_dir=EXPORT_DIR.value, strategy=STRATEGY.value, tpu=TPU.value,
+        **task_flags)
+  except (ValueError, RuntimeError, OSError, NonFiniteLossError) as e:
+    sys.exit(f"run_finetuning: {str(e).strip().splitlines()[0]}")
+  for key, value in sorted(results.items()):
+    print(f"{key} = {value:.4f}")
+
+
+if __name__ == "__main__":
+  app.run(main)

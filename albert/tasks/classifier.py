@@ -1,0 +1,77 @@
+"""`AlbertClassifier`: pooled output -> dropout -> one dense layer.
+
+The head of the original `run_classifier.py` (GLUE) and, with one output,
+of STS-B regression; `AlbertMultipleChoice` reuses it for RACE.
+"""
+
+from typing import Dict
+
+import tensorflow as tf
+import tf_keras
+
+from albert.config import AlbertConfig
+from albert.encoder import AlbertEncoder
+
+
+class AlbertClassifier(tf_keras.Model):
+  """Class logits (or a regression score) from the encoder's pooled output.
+
+  Args:
+    encoder: the `AlbertEncoder` (restored from a pretrained checkpoint).
+    num_classes: outputs of the dense layer (1 for regression).
+    dropout_rate: dropout on the pooled output during training.
+
+  Call args:
+    inputs: dict of int32 [B, T] `input_word_ids`, `input_mask`,
+      `input_type_ids` (other keys, e.g. labels, are ignored).
+
+  Returns:
+    {"logits": float32 [B, num_classes]}.
+  """
+
+  def __init__(self, encoder: AlbertEncoder, *, num_classes: int,
+               dropout_rate: float = 0.1, name: str = "albert_classifier",
+               **kwargs):
+    super().__init__(name=name, **kwargs)
+    if num_classes < 1:
+      raise ValueError(f"num_classes={num_classes} must be >= 1")
+    self.encoder = encoder
+    self.num_classes = num_classes
+    self.dropout_rate = dropout_rate
+    self.dropout = tf_keras.layers.Dropout(dropout_rate, name="dropout")
+    self.classifier = tf_keras.layers.Dense(
+        num_classes,
+        kernel_initializer=tf_keras.initializers.TruncatedNormal(
+            stddev=encoder.config.initializer_range),
+        name="classifier")
+
+  @classmethod
+  def from_config_object(cls, config: AlbertConfig, **kwargs):
+    """A classifier on a fresh encoder of `config`, weights created."""
+    model = cls(AlbertEncoder.from_config_object(config), **kwargs)
+    model(model.dummy_inputs())
+    return model
+
+  def dummy_inputs(self) -> Dict[str, tf.Tensor]:
+    """All-zero inputs of the right shapes and dtypes, to build the weights."""
+    return self.encoder.dummy_inputs()
+
+  def logits(self, inputs: Dict[str, tf.Tensor], training=None) -> tf.Tensor:
+    """float32 [B, num_classes] logits of packed inputs."""
+    pooled = self.encoder(inputs, training=training)["pooled_output"]  # [B, H]
+    pooled = self.dropout(pooled, training=training)
+    return tf.cast(self.classifier(pooled), tf.float32)  # [B, num_classes]
+
+  def call(self, inputs, training=None):
+    return {"logits": self.logits(inputs, training=training)}
+
+  def get_config(self):
+    return {"name": self.name, "encoder": self.encoder.get_config(),
+            "num_classes": self.num_classes, "dropout_rate": self.dropout_rate}
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    del custom_objects
+    config = dict(config)
+    encoder = AlbertEncoder.from_config(config.pop("encoder"))
+    return cls(encoder, **config)
