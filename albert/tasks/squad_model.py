@@ -1,0 +1,87 @@
+"""`AlbertSquadModel`: the encoder with a SQuAD span head."""
+
+from typing import Dict
+
+import tensorflow as tf
+import tf_keras
+
+from albert.config import AlbertConfig
+from albert.encoder import AlbertEncoder
+from albert.tasks.squad_heads import ConditionalSpanHead, SpanHead
+
+VERSIONS = ("1.1", "2.0")
+
+
+class AlbertSquadModel(tf_keras.Model):
+  """Span logits for SQuAD v1.1 (`SpanHead`) or v2.0 (`ConditionalSpanHead`).
+
+  Args:
+    encoder: the `AlbertEncoder`.
+    version: "1.1" or "2.0".
+    dropout_rate: dropout on the v2.0 answerability hidden layer.
+    start_n_top, end_n_top: the v2.0 inference beam.
+
+  Call args:
+    inputs: dict of int32 [B, T] `input_word_ids`, `input_mask`,
+      `input_type_ids`, `paragraph_mask`; for v2.0 training also int32 [B]
+      `start_position` (the end logits are conditioned on it).
+
+  Returns:
+    v1.1: float32 [B, T] `start_logits`, `end_logits`.
+    v2.0: `start_logits` [B, T] and `cls_logits` [B]; training: `end_logits`
+      [B, T]; inference: the beam (`ConditionalSpanHead`).
+  """
+
+  def __init__(self, encoder: AlbertEncoder, *, version: str = "1.1",
+               dropout_rate: float = 0.1, start_n_top: int = 5,
+               end_n_top: int = 5, name: str = "albert_squad", **kwargs):
+    super().__init__(name=name, **kwargs)
+    if version not in VERSIONS:
+      raise ValueError(f"version={version!r} must be one of {VERSIONS}")
+    self.encoder = encoder
+    self.version = version
+    self.dropout_rate = dropout_rate
+    self.start_n_top = start_n_top
+    self.end_n_top = end_n_top
+    c = encoder.config
+    if version == "1.1":
+      self.span_head = SpanHead(initializer_range=c.initializer_range,
+                                name="span_head")
+    else:
+      self.span_head = ConditionalSpanHead(
+          hidden_size=c.hidden_size, initializer_range=c.initializer_range,
+          dropout_rate=dropout_rate, layer_norm_epsilon=c.layer_norm_epsilon,
+          start_n_top=start_n_top, end_n_top=end_n_top, name="span_head")
+
+  @classmethod
+  def from_config_object(cls, config: AlbertConfig, **kwargs):
+    """A model on a fresh encoder of `config`, weights created."""
+    model = cls(AlbertEncoder.from_config_object(config), **kwargs)
+    model(model.dummy_inputs())
+    return model
+
+  def dummy_inputs(self) -> Dict[str, tf.Tensor]:
+    inputs = self.encoder.dummy_inputs(seq_length=max(self.start_n_top,
+                                                      self.end_n_top))
+    inputs["paragraph_mask"] = tf.ones_like(inputs["input_mask"])
+    return inputs
+
+  def call(self, inputs, training=None):
+    sequence = self.encoder(inputs, training=training)["sequence_output"]
+    if self.version == "1.1":
+      return self.span_head(sequence, inputs["paragraph_mask"])
+    starts = inputs["start_position"] if training else None
+    return self.span_head(sequence, inputs["paragraph_mask"],
+                          start_positions=starts, training=training)
+
+  def get_config(self):
+    return {"name": self.name, "encoder": self.encoder.get_config(),
+            "version": self.version, "dropout_rate": self.dropout_rate,
+            "start_n_top": self.start_n_top, "end_n_top": self.end_n_top}
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    del custom_objects
+    config = dict(config)
+    encoder = AlbertEncoder.from_config(config.pop("encoder"))
+    return cls(encoder, **config)
