@@ -24,7 +24,8 @@ class AlbertSquadModel(tf_keras.Model):
   Call args:
     inputs: dict of int32 [B, T] `input_word_ids`, `input_mask`,
       `input_type_ids`, `paragraph_mask`; for v2.0 training also int32 [B]
-      `start_position` (the end logits are conditioned on it).
+      `start_position` (the end logits are conditioned on it; without it
+      the inference outputs are returned).
 
   Returns:
     v1.1: float32 [B, T] `start_logits`, `end_logits`.
@@ -70,7 +71,9 @@ class AlbertSquadModel(tf_keras.Model):
     sequence = self.encoder(inputs, training=training)["sequence_output"]
     if self.version == "1.1":
       return self.span_head(sequence, inputs["paragraph_mask"])
-    starts = inputs["start_position"] if training else None
+    # Training conditions the end on the gold start; without one (e.g. when
+    # Keras traces the training branch for a SavedModel) the beam is used.
+    starts = inputs.get("start_position") if training else None
     return self.span_head(sequence, inputs["paragraph_mask"],
                           start_positions=starts, training=training)
 

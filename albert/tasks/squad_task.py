@@ -46,6 +46,9 @@ class SquadTask(FinetuneTask):
     null_score_diff_threshold: v2.0: a question is answered "" when its null
       odds exceed this; None = the best threshold on the split's gold answers
       (the official `best_f1_thresh`), logged, and 0.0 where there is no gold.
+      The serving SavedModel uses this threshold; when None, the one found by
+      the last evaluation in this process, else 0.0 (bind the logged
+      `null_threshold` when exporting from a separate run).
     **kwargs: `FinetuneTask` arguments (`dropout_rate` is the v2.0
       answerability dropout).
   """
