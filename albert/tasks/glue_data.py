@@ -2,11 +2,10 @@
 
 Reads the layout `download_glue_data.py` (gluebenchmark.com) writes:
 
-  DATA_DIR/CoLA/{train,dev,test}.tsv        DATA_DIR/QQP/...
-  DATA_DIR/SST-2/...  DATA_DIR/MRPC/...     DATA_DIR/MNLI/train.tsv,
-  DATA_DIR/STS-B/...  DATA_DIR/QNLI/...       dev_matched.tsv, dev_mismatched.tsv,
-  DATA_DIR/RTE/...    DATA_DIR/WNLI/...       test_matched.tsv, test_mismatched.tsv
-  DATA_DIR/diagnostic/diagnostic.tsv (AX: test only, predicted by an MNLI model)
+  DATA_DIR/{CoLA,SST-2,MRPC,STS-B,QQP,QNLI,RTE,WNLI}/{train,dev,test}.tsv
+  DATA_DIR/MNLI/{train,dev_matched,dev_mismatched,test_matched,
+                 test_mismatched}.tsv
+  DATA_DIR/diagnostic/diagnostic.tsv   (AX: test only, MNLI labels)
 
 The columns are the ones the processors of the original BERT / ALBERT
 `run_classifier.py` read. Files are read as the originals read them: tab

@@ -1,4 +1,4 @@
-"""GLUE TSV reading: each task's file layout, as download_glue_data.py writes it."""
+"""GLUE TSV reading: each task's files as download_glue_data.py writes them."""
 
 import os
 import re
