@@ -34,6 +34,9 @@ import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert.tasks.finetune_task import FinetuneTask
+# The task classes recipes select (gin knows a configurable once imported).
+from albert.tasks.glue_task import GlueTask  # pylint: disable=unused-import
+from albert.tasks.race_task import RaceTask  # pylint: disable=unused-import
 from official.config import gin_files
 from official.core import atomic_write
 from official.core.trainer import NonFiniteLossError, Trainer

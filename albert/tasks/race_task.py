@@ -18,6 +18,7 @@ import tensorflow_text as tf_text
 
 from albert.preprocessor import AlbertPreprocessor
 from albert.tasks import race_data
+from albert.tasks import race_metrics
 from albert.tasks.classification_task import ClassificationTask
 from albert.tasks.multiple_choice import AlbertMultipleChoice
 from official.core import atomic_write
@@ -89,7 +90,7 @@ class RaceTask(ClassificationTask):
         self.config, dropout_rate=self.dropout_rate)
 
   def evaluate_outputs(self, split, examples, features, outputs):
-    return race_data.race_metrics(
+    return race_metrics.race_metrics(
         np.argmax(outputs["logits"], axis=-1),
         np.array([e.label for e in examples]),
         [e.group for e in examples])

@@ -120,14 +120,14 @@ def test_sst2_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   init = helpers.init_checkpoint(tmp_path / "init")
   model_dir = str(tmp_path / "sst2")
   params = ["GlueTask.seq_length = 32", "GlueTask.global_batch_size = 32",
-            "OptimizerConfig.learning_rate = 1e-3",
-            "OptimizerConfig.warmup_steps = 20", "TRAIN_STEPS = 300"]
+            "OptimizerConfig.learning_rate = 1e-4",
+            "OptimizerConfig.warmup_steps = 20", "TRAIN_STEPS = 200"]
   common = dict(model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model)
   results = helpers.finetune("train_and_eval", "gin/finetune/sst2.gin", params,
                              init_checkpoint=init, **common)
   assert results["dev/accuracy"] >= 0.9, results
   assert os.path.exists(os.path.join(model_dir, "eval_results.json"))
-  assert os.path.exists(os.path.join(model_dir, "ckpt-300.index"))
+  assert os.path.exists(os.path.join(model_dir, "ckpt-200.index"))
   # The cached training features are reused by a second task object.
   cache = os.listdir(os.path.join(data_dir, "cache"))
   assert len([f for f in cache if f.endswith(".tfrecord")]) == 1
@@ -161,13 +161,18 @@ def test_bad_inputs_fail_with_one_line(tmp_path, spm_model):
   write_sst2(data_dir, n_train=4, n_dev=2, n_test=1)
   common = dict(model_dir=str(tmp_path / "m"), data_dir=data_dir,
                 spm_model_file=spm_model)
+  with pytest.raises(ValueError, match="max_position_embeddings=128"):
+    helpers.finetune("train", "gin/finetune/sst2.gin", [], **common)
   with pytest.raises(ValueError, match="vocab_size is 8000"):
     helpers.finetune("train", "gin/finetune/sst2.gin",
-                     ["AlbertConfig.vocab_size = 8000"], **common)
+                     ["AlbertConfig.vocab_size = 8000",
+                      "GlueTask.seq_length = 32"], **common)
   with pytest.raises(ValueError, match="predicted by the mnli model"):
     helpers.finetune("train", "gin/finetune/sst2.gin",
-                     ["GlueTask.task_name = 'ax'"], **common)
+                     ["GlueTask.task_name = 'ax'", "GlueTask.seq_length = 32"],
+                     **common)
   with pytest.raises(ValueError, match="no checkpoint in"):
-    helpers.finetune("eval", "gin/finetune/sst2.gin", [], **common)
+    helpers.finetune("eval", "gin/finetune/sst2.gin",
+                     ["GlueTask.seq_length = 32"], **common)
   with pytest.raises(ValueError, match="needs --export_dir"):
     helpers.finetune("export", "gin/finetune/sst2.gin", [], **common)
