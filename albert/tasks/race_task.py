@@ -142,8 +142,8 @@ class RaceServingModule(tf.Module):
     option_per_part = tf.repeat(flat_options, parts.row_lengths())
     joined = tf.strings.reduce_join(parts.with_flat_values(tf.strings.join(
         [parts.flat_values, option_per_part])), axis=1)
-    filled = tf.strings.substr(
-        joined, 0, tf.strings.length(joined) - tf.strings.length(flat_options))
+    lengths = tf.strings.length(joined) - tf.strings.length(flat_options)
+    filled = tf.strings.substr(joined, tf.zeros_like(lengths), lengths)
     appended = tf.strings.join([questions, flat_options], separator=" ")
     has_blank = tf.strings.regex_full_match(questions, "(?s).*_.*")
     qa = p.tokenize(tf.where(has_blank, filled, appended))[:, -self.max_qa_length:]
