@@ -176,3 +176,82 @@ def test_bad_inputs_fail_with_one_line(tmp_path, spm_model):
                      ["GlueTask.seq_length = 32"], **common)
   with pytest.raises(ValueError, match="needs --export_dir"):
     helpers.finetune("export", "gin/finetune/sst2.gin", [], **common)
+
+
+def _write_tsv(path, header, rows):
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with open(path, "w") as f:
+    for row in [header] + rows:
+      f.write("\t".join(row) + "\n")
+
+
+def write_mnli_and_ax(root, rng, n=16):
+  """MNLI's five files (train 12 columns, dev 16, test 10) and AX."""
+  labels = ("contradiction", "entailment", "neutral")
+  pair = lambda: (_sentence(rng, "1"), _sentence(rng, "0"))  # pylint: disable=unnecessary-lambda-assignment
+  for split, width in (("train", 12), ("dev_matched", 16),
+                       ("dev_mismatched", 16)):
+    rows = []
+    for i in range(n):
+      a, b = pair()
+      rows.append([str(i)] + ["x"] * 7 + [a, b] + ["y"] * (width - 11) +
+                  [labels[i % 3]])
+    _write_tsv(os.path.join(root, "MNLI", f"{split}.tsv"),
+               [f"h{k}" for k in range(width)], rows)
+  for split in ("test_matched", "test_mismatched"):
+    _write_tsv(os.path.join(root, "MNLI", f"{split}.tsv"),
+               [f"h{k}" for k in range(10)],
+               [[str(100 + i)] + ["x"] * 7 + list(pair()) for i in range(5)])
+  _write_tsv(os.path.join(root, "diagnostic", "diagnostic.tsv"),
+             ["index", "sentence1", "sentence2"],
+             [[str(i), *pair()] for i in range(3)])
+
+
+@pytest.mark.slow
+def test_mnli_writes_matched_mismatched_and_ax_submissions(tmp_path, spm_model):
+  data_dir = str(tmp_path / "glue")
+  write_mnli_and_ax(data_dir, random.Random(1))
+  model_dir = str(tmp_path / "mnli")
+  params = ["GlueTask.seq_length = 32", "GlueTask.global_batch_size = 8",
+            "OptimizerConfig.warmup_steps = 1", "TRAIN_STEPS = 2"]
+  common = dict(model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model)
+  results = helpers.finetune("train_and_eval", "gin/finetune/mnli.gin", params,
+                             **common)
+  assert set(results) == {"dev_matched/accuracy", "dev_mismatched/accuracy"}
+  helpers.finetune("predict", "gin/finetune/mnli.gin", params, **common)
+  predictions = os.path.join(model_dir, "predictions")
+  assert sorted(os.listdir(predictions)) == ["AX.tsv", "MNLI-m.tsv",
+                                             "MNLI-mm.tsv"]
+  with open(os.path.join(predictions, "MNLI-mm.tsv")) as f:
+    rows = list(csv.reader(f, delimiter="\t"))
+  assert [r[0] for r in rows[1:]] == [str(100 + i) for i in range(5)]
+  assert {r[1] for r in rows[1:]} <= {"contradiction", "entailment", "neutral"}
+  with open(os.path.join(predictions, "AX.tsv")) as f:
+    assert len(f.read().splitlines()) == 4
+
+
+@pytest.mark.slow
+def test_stsb_regression_reports_correlations_and_serves_a_score(
+    tmp_path, spm_model):
+  data_dir = str(tmp_path / "glue")
+  rng = random.Random(2)
+  for split in ("train", "dev"):
+    rows = [[str(i)] + ["x"] * 6 + [_sentence(rng, "1"), _sentence(rng, "0"),
+                                    f"{i % 6 * 0.9:.2f}"] for i in range(12)]
+    _write_tsv(os.path.join(data_dir, "STS-B", f"{split}.tsv"),
+               [f"h{k}" for k in range(10)], rows)
+  model_dir = str(tmp_path / "stsb")
+  params = ["GlueTask.seq_length = 32", "GlueTask.global_batch_size = 4",
+            "OptimizerConfig.warmup_steps = 1", "TRAIN_STEPS = 2"]
+  common = dict(model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model)
+  results = helpers.finetune("train_and_eval", "gin/finetune/stsb.gin", params,
+                             **common)
+  assert set(results) == {"dev/pearson", "dev/spearman", "dev/corr"}
+  assert results["dev/corr"] == pytest.approx(
+      (results["dev/pearson"] + results["dev/spearman"]) / 2)
+  export_dir = str(tmp_path / "stsb_export")
+  helpers.finetune("export", "gin/finetune/stsb.gin", params,
+                   export_dir=export_dir, **common)
+  out = helpers.call_saved_model(export_dir, {"text_a": ["a b", ""],
+                                              "text_b": ["c", "d e"]})
+  assert list(out) == ["score"] and len(out["score"]) == 2
