@@ -34,6 +34,9 @@ import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert.tasks.finetune_task import FinetuneTask
+# The task classes recipes select (gin knows a configurable once imported).
+from albert.tasks.glue_task import GlueTask  # pylint: disable=unused-import
+from albert.tasks.race_task import RaceTask  # pylint: disable=unused-import
 from official.config import gin_files
 from official.core import atomic_write
 from official.core.trainer import NonFiniteLossError, Trainer
@@ -99,16 +102,16 @@ class EpochSchedule:
             global_batch_size: int):
     """(trainer_config, optimizer_config) with the derived step counts."""
     steps = trainer_config.train_steps
+    changes = {}
     if self.train_epochs is not None:
       steps = max(1, math.ceil(self.train_epochs * num_features /
                                global_batch_size))
       trainer_config = dataclasses.replace(trainer_config, train_steps=steps)
-      optimizer_config = dataclasses.replace(optimizer_config,
-                                             decay_steps=steps)
+      changes["decay_steps"] = steps
     if self.warmup_proportion is not None:
-      optimizer_config = dataclasses.replace(
-          optimizer_config,
-          warmup_steps=int(round(self.warmup_proportion * steps)))
+      changes["warmup_steps"] = int(round(self.warmup_proportion * steps))
+    # One replace: the schedule is validated as a whole.
+    optimizer_config = dataclasses.replace(optimizer_config, **changes)
     return trainer_config, optimizer_config
 
 

@@ -18,6 +18,7 @@ import tensorflow_text as tf_text
 
 from albert.preprocessor import AlbertPreprocessor
 from albert.tasks import race_data
+from albert.tasks import race_metrics
 from albert.tasks.classification_task import ClassificationTask
 from albert.tasks.multiple_choice import AlbertMultipleChoice
 from official.core import atomic_write
@@ -89,7 +90,7 @@ class RaceTask(ClassificationTask):
         self.config, dropout_rate=self.dropout_rate)
 
   def evaluate_outputs(self, split, examples, features, outputs):
-    return race_data.race_metrics(
+    return race_metrics.race_metrics(
         np.argmax(outputs["logits"], axis=-1),
         np.array([e.label for e in examples]),
         [e.group for e in examples])
@@ -141,8 +142,8 @@ class RaceServingModule(tf.Module):
     option_per_part = tf.repeat(flat_options, parts.row_lengths())
     joined = tf.strings.reduce_join(parts.with_flat_values(tf.strings.join(
         [parts.flat_values, option_per_part])), axis=1)
-    filled = tf.strings.substr(
-        joined, 0, tf.strings.length(joined) - tf.strings.length(flat_options))
+    lengths = tf.strings.length(joined) - tf.strings.length(flat_options)
+    filled = tf.strings.substr(joined, tf.zeros_like(lengths), lengths)
     appended = tf.strings.join([questions, flat_options], separator=" ")
     has_blank = tf.strings.regex_full_match(questions, "(?s).*_.*")
     qa = p.tokenize(tf.where(has_blank, filled, appended))[:, -self.max_qa_length:]

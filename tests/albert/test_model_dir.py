@@ -79,3 +79,35 @@ def test_errors_name_the_file(tmp_path):
   with pytest.raises(ValueError, match=r"unknown AlbertConfig fields "
                      r"\['num_hidden_layers'\]"):
     model_dir_lib.load_pretrainer(folder)
+
+
+def test_load_encoder_weights_restores_the_encoder_only(tmp_path):
+  from albert.tasks.classifier import AlbertClassifier  # pylint: disable=g-import-not-at-top
+  source = _random_pretrainer(1)
+  folder = str(tmp_path / "m")
+  model_dir_lib.write_model_dir(folder, source, step=4)
+  tf.random.set_seed(7)
+  classifier = AlbertClassifier.from_config_object(CONFIG, num_classes=3)
+  head_before = [w.numpy() for w in classifier.classifier.weights]
+  path = model_dir_lib.load_encoder_weights(classifier.encoder, folder, CONFIG)
+  assert path == os.path.join(folder, "ckpt-4")
+  want, got = source.encoder.weights, classifier.encoder.weights
+  assert len(want) == len(got) > 10
+  for w, g in zip(want, got):  # the same construction order
+    np.testing.assert_array_equal(g.numpy(), w.numpy(), err_msg=w.name)
+  for before, after in zip(head_before, classifier.classifier.weights):
+    np.testing.assert_array_equal(before, after.numpy())
+
+
+def test_load_encoder_weights_names_config_and_shape_mismatches(tmp_path):
+  folder = str(tmp_path / "m")
+  model_dir_lib.write_model_dir(folder, _random_pretrainer(1))
+  other = CONFIG.replace(hidden_size=12, num_heads=3)
+  encoder = AlbertPretrainer.from_config_object(other).encoder
+  with pytest.raises(ValueError, match=r"another model \(hidden_size: "
+                     r"checkpoint 8 vs config 12, num_heads"):
+    model_dir_lib.load_encoder_weights(encoder, folder, other)
+  # Without model_config.json the restore itself names the tensor's shapes.
+  os.remove(os.path.join(folder, trainer_lib.MODEL_CONFIG_FILE))
+  with pytest.raises(ValueError, match="does not fit the encoder"):
+    model_dir_lib.load_encoder_weights(encoder, folder, other)

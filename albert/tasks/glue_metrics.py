@@ -1,0 +1,139 @@
+"""GLUE metrics in numpy: accuracy, F1, Matthews correlation, Pearson, Spearman.
+
+The values match scikit-learn and SciPy (the GLUE evaluation uses them),
+including scikit-learn's 0.0 for an undefined F1 or MCC; neither library is a
+dependency.
+"""
+
+from typing import Callable, Dict, Tuple
+
+import numpy as np
+
+from albert.tasks.glue_data import get_glue_task
+
+
+def _pair(predictions, labels, dtype) -> Tuple[np.ndarray, np.ndarray]:
+  """Both arguments as 1-D arrays of `dtype` and one length."""
+  predictions = np.asarray(predictions, dtype=dtype).reshape(-1)
+  labels = np.asarray(labels, dtype=dtype).reshape(-1)
+  if predictions.shape != labels.shape or not labels.size:
+    raise ValueError(f"predictions ({predictions.size} values) and labels "
+                     f"({labels.size} values) must be equally long and "
+                     "non-empty")
+  return predictions, labels
+
+
+def accuracy(predictions, labels) -> float:
+  """The fraction of `predictions` equal to `labels` ([N] class indices)."""
+  predictions, labels = _pair(predictions, labels, np.int64)
+  return float(np.mean(predictions == labels))
+
+
+def f1(predictions, labels) -> float:
+  """Binary F1 of class 1: 2 TP / (2 TP + FP + FN); 0.0 if TP + FP + FN = 0.
+
+  Args:
+    predictions: [N] class indices, 0 or 1.
+    labels: [N] class indices, 0 or 1.
+  """
+  predictions, labels = _pair(predictions, labels, np.int64)
+  tp = np.sum((predictions == 1) & (labels == 1))
+  fp = np.sum((predictions == 1) & (labels != 1))
+  fn = np.sum((predictions != 1) & (labels == 1))
+  denominator = 2 * tp + fp + fn
+  return float(2 * tp / denominator) if denominator else 0.0
+
+
+def matthews_corrcoef(predictions, labels) -> float:
+  """Matthews correlation coefficient, binary or multi-class.
+
+  The K-class generalisation (Gorodkin, 2004) over the confusion matrix C:
+  (c s - t.p) / sqrt((s^2 - p.p) (s^2 - t.t)), with c = trace(C), s = N,
+  t and p the true and predicted class counts. For two classes this is
+  (TP TN - FP FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN)). 0.0 when the
+  denominator is 0 (one class only in labels or in predictions).
+
+  Args:
+    predictions: [N] non-negative class indices.
+    labels: [N] non-negative class indices.
+  """
+  predictions, labels = _pair(predictions, labels, np.int64)
+  if min(predictions.min(), labels.min()) < 0:
+    raise ValueError("matthews_corrcoef needs class indices >= 0")
+  num_classes = int(max(predictions.max(), labels.max())) + 1
+  t = np.bincount(labels, minlength=num_classes).astype(np.float64)
+  p = np.bincount(predictions, minlength=num_classes).astype(np.float64)
+  c = float(np.sum(predictions == labels))
+  s = float(labels.size)
+  denominator = np.sqrt((s * s - p @ p) * (s * s - t @ t))
+  return float((c * s - t @ p) / denominator) if denominator else 0.0
+
+
+def pearson(predictions, labels) -> float:
+  """Pearson correlation of two [N] float arrays; 0.0 if one is constant.
+
+  (SciPy returns nan for a constant input; 0.0 keeps "higher is better"
+  comparisons, e.g. for choosing a checkpoint, well defined.)
+  """
+  x, y = _pair(predictions, labels, np.float64)
+  x = x - x.mean()
+  y = y - y.mean()
+  denominator = np.sqrt((x @ x) * (y @ y))
+  return float(x @ y / denominator) if denominator else 0.0
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+  """1-based ranks of [N] values; tied values share their average rank."""
+  order = np.argsort(values, kind="stable")
+  ordered = values[order]
+  is_start = np.r_[True, ordered[1:] != ordered[:-1]]
+  starts = np.flatnonzero(is_start)
+  ends = np.r_[starts[1:], values.size]  # Runs of ties: [start, end).
+  run_of = np.cumsum(is_start) - 1  # [N] sorted position -> its run.
+  ranks = np.empty(values.size)
+  ranks[order] = ((starts + ends - 1) / 2 + 1)[run_of]
+  return ranks
+
+
+def spearman(predictions, labels) -> float:
+  """Spearman rank correlation: Pearson of the (tie-averaged) ranks."""
+  x, y = _pair(predictions, labels, np.float64)
+  return pearson(_ranks(x), _ranks(y))
+
+
+def _accuracy_and_f1(predictions, labels) -> float:
+  return (accuracy(predictions, labels) + f1(predictions, labels)) / 2
+
+
+def _corr(predictions, labels) -> float:
+  return (pearson(predictions, labels) + spearman(predictions, labels)) / 2
+
+
+_METRICS: Dict[str, Callable[..., float]] = {
+    "accuracy": accuracy,
+    "f1": f1,
+    "accuracy_and_f1": _accuracy_and_f1,
+    "mcc": matthews_corrcoef,
+    "pearson": pearson,
+    "spearman": spearman,
+    "corr": _corr,
+}
+
+
+def glue_metrics(task: str, predictions, labels) -> Dict[str, float]:
+  """The metrics GLUE reports for `task` (its spec's `metric_names`).
+
+  Args:
+    task: a key of `GLUE_TASKS` or the GLUE name.
+    predictions: [N] class indices into the task's labels, or [N] float
+      scores for STS-B.
+    labels: [N], as `predictions`.
+
+  Returns:
+    metric name -> value: accuracy (classification); mcc (CoLA, AX); f1 and
+    accuracy_and_f1 (MRPC, QQP); pearson, spearman and their mean corr
+    (STS-B).
+  """
+  spec = get_glue_task(task)
+  return {name: _METRICS[name](predictions, labels)
+          for name in spec.metric_names}

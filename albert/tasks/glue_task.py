@@ -1,0 +1,173 @@
+"""`GlueTask`: GLUE sentence(-pair) classification and STS-B regression.
+
+The original `run_classifier.py` head (REFERENCE section 6): pooled output,
+dropout 0.1, one dense layer; cross-entropy, or squared error on one output
+for STS-B. Which files, labels, metrics and submission names a task has is
+read from `albert/tasks/glue_data.py`; the diagnostic set AX is predicted
+with the MNLI model, alongside MNLI's test sets.
+"""
+
+import os
+from typing import Dict, List, Optional, Sequence
+
+import gin
+import numpy as np
+import tensorflow as tf
+
+from albert.preprocessor import AlbertPreprocessor
+from albert.tasks import glue_data
+from albert.tasks import glue_metrics
+from albert.tasks import glue_submission
+from albert.tasks.classification_task import ClassificationTask
+from albert.tasks.classifier import AlbertClassifier
+
+AX = "ax"
+
+
+def truncate_pair(first: List[int], second: List[int], budget: int):
+  """The original's `_truncate_seq_pair`: drop the last token of the longer
+  segment (of `second` on ties) until both fit in `budget`.
+
+  Computed in closed form: the result equals TF-Text's `RoundRobinTrimmer`,
+  which the serving SavedModel uses.
+  """
+  keep_first = min(len(first), max(budget - len(second), (budget + 1) // 2))
+  keep_second = min(len(second), budget - keep_first)
+  return first[:keep_first], second[:keep_second]
+
+
+@gin.configurable
+class GlueTask(ClassificationTask):
+  """One GLUE task.
+
+  Args:
+    task_name: `cola`, `sst2`, `mrpc`, `stsb`, `qqp`, `mnli`, `qnli`, `rte`
+      or `wnli` (AX is predicted by `mnli`).
+    **kwargs: `FinetuneTask` arguments.
+  """
+
+  def __init__(self, *, task_name: str = gin.REQUIRED, **kwargs):
+    super().__init__(**kwargs)
+    spec = glue_data.get_glue_task(task_name)
+    if spec.model_task != task_name:
+      raise ValueError(f"GlueTask.task_name={task_name!r}: {spec.name} is "
+                       f"predicted by the {spec.model_task} model (its test "
+                       f"set is written by task_name='{spec.model_task}')")
+    self.spec = spec
+    self.name = task_name
+    self.is_regression = spec.is_regression
+    self.eval_splits = spec.eval_splits
+    self.predict_splits = spec.predict_splits
+
+  @property
+  def num_classes(self) -> int:
+    return 1 if self.is_regression else len(self.spec.labels)
+
+  def _predict_ax(self) -> bool:
+    """MNLI also writes AX.tsv when the diagnostic file is present."""
+    return self.name == "mnli" and bool(self.data_dir) and os.path.exists(
+        glue_data.glue_file(AX, self.data_dir, "test"))
+
+  def predict_to_files(self, model, output_dir: str) -> List[str]:
+    paths = super().predict_to_files(model, output_dir)
+    if self._predict_ax():
+      paths += self.write_predictions(AX, *self.predict(model, AX), output_dir)
+    return paths
+
+  def read_examples(self, split):
+    data_dir = self._require_data_dir()
+    if split == AX:
+      return glue_data.read_glue(AX, data_dir, "test")
+    return glue_data.read_glue(self.name, data_dir, split)
+
+  def feature_spec(self):
+    shape = [self.seq_length]
+    return {"input_word_ids": tf.TensorSpec(shape, tf.int32),
+            "input_mask": tf.TensorSpec(shape, tf.int32),
+            "input_type_ids": tf.TensorSpec(shape, tf.int32),
+            "label": tf.TensorSpec(
+                [], tf.float32 if self.is_regression else tf.int32)}
+
+  def _label(self, label) -> float:
+    if label is None:  # test sets
+      return 0.0 if self.is_regression else -1
+    if self.is_regression:
+      return float(label)
+    return self.spec.labels.index(label)
+
+  def featurize(self, examples, *, training):
+    del training  # the same features for training and prediction
+    tok = self.tokenizer
+    for example in examples:
+      first = tok.tokenize(example.text_a)
+      if example.text_b is None:
+        feature = self.pack(first[:self.seq_length - 2])
+      else:
+        feature = self.pack(*truncate_pair(first, tok.tokenize(example.text_b),
+                                           self.seq_length - 3))
+      feature["label"] = self._label(example.label)
+      yield feature
+
+  def build_model(self):
+    return AlbertClassifier.from_config_object(
+        self.config, num_classes=self.num_classes,
+        dropout_rate=self.dropout_rate)
+
+  def _predictions(self, outputs) -> np.ndarray:
+    """Class indices [N], or scores [N] for regression."""
+    if self.is_regression:
+      return outputs["logits"][:, 0]
+    return np.argmax(outputs["logits"], axis=-1)
+
+  def evaluate_outputs(self, split, examples, features, outputs):
+    labels = np.array([f["label"] for f in features])
+    return glue_metrics.glue_metrics(self.name, self._predictions(outputs),
+                                     labels)
+
+  def write_predictions(self, split, examples, features, outputs, output_dir):
+    task, file_split = (AX, "test") if split == AX else (self.name, split)
+    return [glue_submission.write_submission(
+        task, file_split, [e.guid for e in examples],
+        self._predictions(outputs), output_dir)]
+
+  def serving_module(self, model, preprocessor):
+    return GlueServingModule(
+        model, preprocessor, labels=self.spec.labels,
+        pair=self.spec.labeled_columns.text_b is not None)
+
+
+_TEXT = tf.TensorSpec([None], tf.string)
+
+
+class GlueServingModule(tf.Module):
+  """Raw-text classification (or regression) for one GLUE task.
+
+  Signature `serving_default`, on `text_a` [B] (and `text_b` [B] for
+  sentence-pair tasks):
+    classification -> `probabilities` float32 [B, C], `label_id` int32 [B],
+      `label` string [B] (the task's label names);
+    regression (STS-B) -> `score` float32 [B].
+  """
+
+  def __init__(self, model: AlbertClassifier, preprocessor: AlbertPreprocessor,
+               *, labels: Optional[Sequence[str]], pair: bool,
+               name: str = "glue_serving"):
+    super().__init__(name=name)
+    self.model = model
+    self.preprocessor = preprocessor
+    self.labels = tuple(labels) if labels else None
+    signature = [_TEXT, _TEXT] if pair else [_TEXT]
+    self._serve = tf.function(self._outputs, input_signature=signature)
+
+  def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:
+    inputs = self.preprocessor(text_a, text_b)
+    logits = self.model(inputs, training=False)["logits"]  # [B, C]
+    if self.labels is None:
+      return {"score": logits[:, 0]}
+    label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    return {"probabilities": tf.nn.softmax(logits, axis=-1),
+            "label_id": label_id,
+            "label": tf.gather(tf.constant(self.labels), label_id)}
+
+  def signatures(self):
+    return {"serving_default": self._serve}
