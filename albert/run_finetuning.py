@@ -37,6 +37,7 @@ from albert.tasks.finetune_task import FinetuneTask
 # The task classes recipes select (gin knows a configurable once imported).
 from albert.tasks.glue_task import GlueTask  # pylint: disable=unused-import
 from albert.tasks.race_task import RaceTask  # pylint: disable=unused-import
+from albert.tasks.squad_task import SquadTask  # pylint: disable=unused-import
 from official.config import gin_files
 from official.core import atomic_write
 from official.core.trainer import NonFiniteLossError, Trainer
@@ -212,6 +213,10 @@ def run(*, mode: str, model_dir: str, gin_file: Sequence[str] = (),
     logging.info("Wrote %s", ", ".join(paths))
     return {}
   if mode == "export":
+    results_file = os.path.join(model_dir, EVAL_RESULTS_FILE)
+    if os.path.exists(results_file):
+      with open(results_file, encoding="utf-8") as f:
+        task.use_eval_results(json.load(f))
     export(task, model, export_dir)
     return {}
   results = task.evaluate(model)

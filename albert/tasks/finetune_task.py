@@ -138,6 +138,10 @@ class FinetuneTask(Task, abc.ABC):
   def serving_module(self, model, preprocessor: AlbertPreprocessor) -> tf.Module:
     """A module with `signatures()` answering raw-text requests."""
 
+  def use_eval_results(self, results: Dict[str, float]) -> None:
+    """Takes what an earlier `evaluate` chose (e.g. a threshold) for export."""
+    del results  # nothing to take by default
+
   # --- Provided ---------------------------------------------------------------
 
   @property

@@ -46,9 +46,9 @@ class SquadTask(FinetuneTask):
     null_score_diff_threshold: v2.0: a question is answered "" when its null
       odds exceed this; None = the best threshold on the split's gold answers
       (the official `best_f1_thresh`), logged, and 0.0 where there is no gold.
-      The serving SavedModel uses this threshold; when None, the one found by
-      the last evaluation in this process, else 0.0 (bind the logged
-      `null_threshold` when exporting from a separate run).
+      The serving SavedModel uses this threshold; when None, the one the
+      last evaluation found (in this process, or `dev/null_threshold` of
+      MODEL_DIR/eval_results.json), else 0.0.
     **kwargs: `FinetuneTask` arguments (`dropout_rate` is the v2.0
       answerability dropout).
   """
@@ -81,6 +81,12 @@ class SquadTask(FinetuneTask):
         n_best_size=n_best_size, max_answer_length=max_answer_length)
     self.serving_threshold = (null_score_diff_threshold
                               if null_score_diff_threshold is not None else 0.0)
+
+  def use_eval_results(self, results):
+    """Serving takes the dev-chosen null threshold of an earlier evaluation."""
+    found = results.get("dev/null_threshold")
+    if self.null_score_diff_threshold is None and found is not None:
+      self.serving_threshold = float(found)
 
   # --- Data -------------------------------------------------------------------
 

@@ -101,7 +101,7 @@ def test_race_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   params = ["RaceTask.seq_length = 32", "RaceTask.max_qa_length = 16",
             "RaceTask.global_batch_size = 16",
             "OptimizerConfig.learning_rate = 3e-4",
-            "OptimizerConfig.warmup_steps = 30", "TRAIN_STEPS = 500"]
+            "OptimizerConfig.warmup_steps = 30", "TRAIN_STEPS = 800"]
   common = dict(model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model)
   results = helpers.finetune("train_and_eval", "gin/finetune/race.gin", params,
                              init_checkpoint=init, **common)
