@@ -138,8 +138,13 @@ def pretraining_dataset(file_pattern: str,
 
   dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE,
                         deterministic=True)
+  return finish_pipeline(dataset)
+
+
+def finish_pipeline(dataset: tf.data.Dataset) -> tf.data.Dataset:
+  """Deterministic order, no auto-sharding (pipelines shard explicitly), prefetch."""
   options = tf.data.Options()
   options.deterministic = True
   options.experimental_distribute.auto_shard_policy = (
-      tf.data.experimental.AutoShardPolicy.OFF)  # sharded above, explicitly
+      tf.data.experimental.AutoShardPolicy.OFF)
   return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)

@@ -138,8 +138,16 @@ class AlbertPreprocessor(tf.Module):
     """
     budget = self.seq_length - 1 - len(segments)
     trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
+    return self.pack_trimmed(trimmed)
+
+  def pack_trimmed(self, segments: List[tf.RaggedTensor]) -> Dict[str, tf.Tensor]:
+    """`pack` for segments already trimmed to fit (tasks with their own rule).
+
+    Returns:
+      int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
+    """
     ids, type_ids = tf_text.combine_segments(
-        trimmed, start_of_sequence_id=self.cls_id,
+        segments, start_of_sequence_id=self.cls_id,
         end_of_segment_id=self.sep_id)
     word_ids, mask = tf_text.pad_model_inputs(ids, self.seq_length,
                                               pad_value=self.pad_id)

@@ -19,6 +19,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from albert import data
 from official.core import atomic_write
 from official.core.progress import Progress
 
@@ -127,11 +128,7 @@ def record_dataset(path: str, spec: FeatureSpec, *, batch_size: int,
 
   dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE,
                         deterministic=True)
-  options = tf.data.Options()
-  options.deterministic = True
-  options.experimental_distribute.auto_shard_policy = (
-      tf.data.experimental.AutoShardPolicy.OFF)  # sharded above, explicitly
-  return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
+  return data.finish_pipeline(dataset)
 
 
 def stack_features(features: Sequence[Mapping[str, Any]],

@@ -14,7 +14,6 @@ from typing import Dict, List, Sequence
 import gin
 import numpy as np
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from albert.preprocessor import AlbertPreprocessor
 from albert.tasks import race_data
@@ -152,16 +151,9 @@ class RaceServingModule(tf.Module):
     budget = p.seq_length - 3 - qa.row_lengths()  # [B*4]
     keep = tf.ragged.range(articles.row_lengths()) < budget[:, tf.newaxis]
     articles = tf.ragged.boolean_mask(articles, keep)
-    ids, type_ids = tf_text.combine_segments(
-        [articles, qa], start_of_sequence_id=p.cls_id,
-        end_of_segment_id=p.sep_id)
-    word_ids, mask = tf_text.pad_model_inputs(ids, p.seq_length,
-                                              pad_value=p.pad_id)
-    type_ids, _ = tf_text.pad_model_inputs(type_ids, p.seq_length)
+    packed = p.pack_trimmed([articles, qa])  # [B*4, T] each
     shape = [batch, NUM_OPTIONS, p.seq_length]
-    return {"input_word_ids": tf.reshape(tf.cast(word_ids, tf.int32), shape),
-            "input_mask": tf.reshape(tf.cast(mask, tf.int32), shape),
-            "input_type_ids": tf.reshape(tf.cast(type_ids, tf.int32), shape)}
+    return {k: tf.reshape(v, shape) for k, v in packed.items()}
 
   @tf.function(input_signature=[_TEXT, _TEXT,
                                 tf.TensorSpec([None, NUM_OPTIONS], tf.string)])

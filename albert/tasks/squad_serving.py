@@ -20,7 +20,6 @@ Everything runs in the TensorFlow graph (only TF and TF-Text ops), as
 from typing import Dict
 
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from albert.preprocessor import AlbertPreprocessor
 
@@ -67,12 +66,7 @@ class SquadServingModule(tf.Module):
     keep = tf.ragged.range(doc.row_lengths()) < budget[:, tf.newaxis]
     doc = tf.ragged.boolean_mask(doc, keep)
     token_word = tf.ragged.boolean_mask(token_word, keep)
-    ids, type_ids = tf_text.combine_segments(
-        [query, doc], start_of_sequence_id=p.cls_id,
-        end_of_segment_id=p.sep_id)
-    word_ids, mask = tf_text.pad_model_inputs(ids, p.seq_length,
-                                              pad_value=p.pad_id)
-    type_ids, _ = tf_text.pad_model_inputs(type_ids, p.seq_length)
+    inputs = p.pack_trimmed([query, doc])
     # Context position t holds word token_word[t - offset].
     offset = query.row_lengths() + 2  # [B]
     positions = tf.range(p.seq_length, dtype=tf.int64)[tf.newaxis]  # [1, T]
@@ -84,10 +78,7 @@ class SquadServingModule(tf.Module):
                              p.seq_length - 1)
     position_word = tf.where(in_doc, tf.gather(padded_words, index,
                                                batch_dims=1), -1)  # [B, T]
-    inputs = {"input_word_ids": tf.cast(word_ids, tf.int32),
-              "input_mask": tf.cast(mask, tf.int32),
-              "input_type_ids": tf.cast(type_ids, tf.int32),
-              "paragraph_mask": tf.cast(in_doc, tf.int32)}
+    inputs["paragraph_mask"] = tf.cast(in_doc, tf.int32)
     return inputs, words, tf.cast(position_word, tf.int32)
 
   def _best_pair(self, starts, ends, start_scores, end_scores, is_context):
