@@ -55,14 +55,16 @@ def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
   params = ["GlueTask.seq_length = 24", "GlueTask.global_batch_size = 8",
             "GlueTask.dropout_rate = 0.0", "OptimizerConfig.warmup_steps = 1",
             "TRAIN_STEPS = 3"]
-  runs = {}
+  runs, metrics = {}, {}
   for strategy in ("default", "mirrored"):
     model_dir = str(tmp_path / strategy)
-    helpers.finetune("train", "gin/finetune/sst2.gin", params,
-                     init_checkpoint=init, model_dir=model_dir,
-                     data_dir=data_dir, spm_model_file=spm_model,
-                     strategy=strategy)
+    metrics[strategy] = helpers.finetune(
+        "train_and_eval", "gin/finetune/sst2.gin", params,
+        init_checkpoint=init, model_dir=model_dir, data_dir=data_dir,
+        spm_model_file=spm_model, strategy=strategy)
     runs[strategy] = _weights(model_dir)
+  # Evaluation after mirrored training reads the same weights.
+  assert metrics["mirrored"] == pytest.approx(metrics["default"])
   assert sorted(runs["default"]) == sorted(runs["mirrored"])
   init_weights = _weights(init)
   moved = 0
