@@ -19,43 +19,23 @@ Metrics go to MODEL_DIR/eval_results.json, predictions to --output_dir
 (default MODEL_DIR/predictions).
 """
 
-import dataclasses
-import json
-import math
-import os
 import sys
-from typing import Dict, Optional, Sequence
+from typing import Sequence
 
 from absl import app
 from absl import flags
-from absl import logging
-import gin
-import tensorflow as tf
 
-from albert import model_dir as model_dir_lib
-from albert.tasks.finetune_task import FinetuneTask
-# The task classes recipes select (gin knows a configurable once imported).
-from albert.tasks.glue_task import GlueTask  # pylint: disable=unused-import
-from albert.tasks.race_task import RaceTask  # pylint: disable=unused-import
-from albert.tasks.squad_task import SquadTask  # pylint: disable=unused-import
-from official.config import gin_files
-from official.core import atomic_write
-from official.core.trainer import NonFiniteLossError, Trainer
-from official.core.trainer_config import TrainerConfig
+from albert import finetuning
+from official.core.trainer import NonFiniteLossError
 from official.distribute import strategy as strategy_lib
-from official.optimization.optimizer_config import OptimizerConfig
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_GIN = "gin/finetune/finetune.gin"
-MODES = ("train", "train_and_eval", "eval", "predict", "export")
-EVAL_RESULTS_FILE = "eval_results.json"
 
 GIN_FILES = flags.DEFINE_multi_string(
     "gin_file", [], "Gin files layered after gin/finetune/finetune.gin: a "
     "task recipe (gin/finetune/*.gin) and a size (gin/base.gin, ...).")
 GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [],
                                        "Gin bindings applied last.")
-MODE = flags.DEFINE_enum("mode", "train_and_eval", MODES, "What to run.")
+MODE = flags.DEFINE_enum("mode", "train_and_eval", finetuning.MODES,
+                         "What to run.")
 INIT_CHECKPOINT = flags.DEFINE_string(
     "init_checkpoint", None, "Pretrained checkpoint prefix or model directory; "
     "only its encoder is restored.")
@@ -79,151 +59,6 @@ STRATEGY = flags.DEFINE_enum("strategy", "default", strategy_lib.STRATEGY_NAMES,
 TPU = flags.DEFINE_string("tpu", None, "TPU address (--strategy=tpu).")
 
 
-@gin.configurable
-def finetuning_task(task_cls=gin.REQUIRED):
-  """The task class a recipe selects: `finetuning_task.task_cls = @GlueTask`."""
-  return task_cls
-
-
-@gin.configurable
-@dataclasses.dataclass(frozen=True)
-class EpochSchedule:
-  """Training length in epochs of the training features, when a recipe says so.
-
-  Attributes:
-    train_epochs: when set, train_steps = ceil(epochs x features / batch) and
-      the learning rate decays to 0 over those steps.
-    warmup_proportion: when set, warmup_steps = proportion x train_steps.
-  """
-  train_epochs: Optional[float] = None
-  warmup_proportion: Optional[float] = None
-
-  def apply(self, trainer_config: TrainerConfig,
-            optimizer_config: OptimizerConfig, num_features: int,
-            global_batch_size: int):
-    """(trainer_config, optimizer_config) with the derived step counts."""
-    steps = trainer_config.train_steps
-    changes = {}
-    if self.train_epochs is not None:
-      steps = max(1, math.ceil(self.train_epochs * num_features /
-                               global_batch_size))
-      trainer_config = dataclasses.replace(trainer_config, train_steps=steps)
-      changes["decay_steps"] = steps
-    if self.warmup_proportion is not None:
-      changes["warmup_steps"] = int(round(self.warmup_proportion * steps))
-    # One replace: the schedule is validated as a whole.
-    optimizer_config = dataclasses.replace(optimizer_config, **changes)
-    return trainer_config, optimizer_config
-
-
-def build_task(*, gin_file: Sequence[str] = (), gin_param: Sequence[str] = (),
-               **task_kwargs) -> FinetuneTask:
-  """Parses the configuration and builds the task it selects."""
-  gin_files.parse_gin([DEFAULT_GIN, *gin_file], gin_param,
-                      search_paths=[REPO_ROOT])
-  task_cls = finetuning_task()
-  return task_cls(**task_kwargs)
-
-
-def restore_model(model, model_dir: str, checkpoint: Optional[str]) -> str:
-  """Restores a fine-tuned model's weights (optimizer state ignored)."""
-  path = model_dir_lib.checkpoint_path(model_dir, checkpoint)
-  try:
-    status = tf.train.Checkpoint(model=model).read(path)
-    status.assert_existing_objects_matched()
-  except (AssertionError, ValueError, tf.errors.OpError) as e:
-    raise ValueError(f"checkpoint {path} does not hold this task's model: "
-                     f"{str(e).strip().splitlines()[0]}") from e
-  status.expect_partial()
-  logging.info("Restored %s", path)
-  return path
-
-
-def train(task: FinetuneTask, *, model_dir: str,
-          init_checkpoint: Optional[str], strategy: str = "default",
-          tpu: Optional[str] = None) -> Trainer:
-  """Fine-tunes `task` into `model_dir`; returns the trainer (model trained)."""
-  distribution = strategy_lib.make_strategy(strategy, tpu=tpu)
-  num_features = task.prepare_training_data()
-  trainer_config, optimizer_config = EpochSchedule().apply(
-      TrainerConfig(), OptimizerConfig(), num_features, task.global_batch_size)
-  trainer = Trainer(task=task, strategy=distribution,
-                    optimizer_config=optimizer_config, config=trainer_config,
-                    model_dir=model_dir)
-  if trainer.latest_checkpoint() is None:
-    if init_checkpoint:
-      path = model_dir_lib.load_encoder_weights(trainer.model.encoder,
-                                                init_checkpoint, task.config)
-      logging.info("Encoder restored from %s; the head starts fresh.", path)
-    else:
-      logging.warning("No --init_checkpoint: fine-tuning a randomly "
-                      "initialised encoder.")
-  if trainer.is_chief:
-    atomic_write.write_atomic(os.path.join(model_dir, "operative_config.gin"),
-                              gin.operative_config_str())
-  logging.info("Fine-tuning %s: %d steps of %d examples (%d training "
-               "features), model_dir %s", task.name, trainer_config.train_steps,
-               task.global_batch_size, num_features, model_dir)
-  trainer.train()
-  return trainer
-
-
-def trained_model(task: FinetuneTask, model_dir: str,
-                  checkpoint: Optional[str]):
-  model = task.build_model()
-  restore_model(model, model_dir, checkpoint)
-  return model
-
-
-def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:
-  path = os.path.join(model_dir, EVAL_RESULTS_FILE)
-  atomic_write.write_atomic(path, json.dumps(results, indent=2, sort_keys=True))
-  return path
-
-
-def export(task: FinetuneTask, model, export_dir: str) -> None:
-  """Writes the task's raw-text serving SavedModel (atomically)."""
-  module = task.serving_module(model, task.preprocessor())
-  with atomic_write.atomic_directory(export_dir) as tmp:
-    tf.saved_model.save(module, tmp, signatures=module.signatures())
-  logging.info("Wrote the %s serving SavedModel to %s", task.name, export_dir)
-
-
-def run(*, mode: str, model_dir: str, gin_file: Sequence[str] = (),
-        gin_param: Sequence[str] = (), init_checkpoint: Optional[str] = None,
-        checkpoint: Optional[str] = None, output_dir: Optional[str] = None,
-        export_dir: Optional[str] = None, strategy: str = "default",
-        tpu: Optional[str] = None, **task_kwargs) -> Dict[str, float]:
-  """One `--mode` of fine-tuning; returns the metrics it computed (if any)."""
-  if mode not in MODES:
-    raise ValueError(f"mode={mode!r} is not one of {MODES}")
-  if mode == "export" and not export_dir:
-    raise ValueError("--mode=export needs --export_dir (a new directory)")
-  task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
-  if mode in ("train", "train_and_eval"):
-    model = train(task, model_dir=model_dir, init_checkpoint=init_checkpoint,
-                  strategy=strategy, tpu=tpu).model
-    if mode == "train":
-      return {}
-  else:
-    model = trained_model(task, model_dir, checkpoint)
-  if mode == "predict":
-    paths = task.predict_to_files(
-        model, output_dir or os.path.join(model_dir, "predictions"))
-    logging.info("Wrote %s", ", ".join(paths))
-    return {}
-  if mode == "export":
-    results_file = os.path.join(model_dir, EVAL_RESULTS_FILE)
-    if os.path.exists(results_file):
-      with open(results_file, encoding="utf-8") as f:
-        task.use_eval_results(json.load(f))
-    export(task, model, export_dir)
-    return {}
-  results = task.evaluate(model)
-  logging.info("Eval results: %s", write_eval_results(model_dir, results))
-  return results
-
-
 def main(argv: Sequence[str]) -> None:
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
@@ -234,7 +69,7 @@ def main(argv: Sequence[str]) -> None:
       ("data_dir", DATA_DIR), ("spm_model_file", SPM_MODEL_FILE),
       ("cache_dir", CACHE_DIR)) if flag.value is not None}
   try:
-    results = run(
+    results = finetuning.run(
         mode=MODE.value, model_dir=MODEL_DIR.value, gin_file=GIN_FILES.value,
         gin_param=GIN_PARAMS.value, init_checkpoint=INIT_CHECKPOINT.value,
         checkpoint=CHECKPOINT.value, output_dir=OUTPUT_DIR.value,

@@ -10,7 +10,7 @@ import gin
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
-from albert import run_finetuning
+from albert import finetuning
 from albert.config import AlbertConfig
 from albert.pretrainer import AlbertPretrainer
 from tests.conftest import VOCAB_SIZE
@@ -40,9 +40,9 @@ def init_checkpoint(folder) -> str:
 
 
 def finetune(mode: str, gin_file: str, params, **kwargs):
-  """`run_finetuning.run` with the tiny model and a clean gin state."""
+  """`finetuning.run` with the tiny model and a clean gin state."""
   gin.clear_config()
-  return run_finetuning.run(
+  return finetuning.run(
       mode=mode, gin_file=[gin_file],
       gin_param=TINY_GIN + TRAINER_GIN + list(params), **kwargs)
 

@@ -1,6 +1,7 @@
 """`python -m albert.run_finetuning` as users run it: one-line errors, the
 epoch schedule, and training under MirroredStrategy."""
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.run_finetuning import EpochSchedule
+from albert.finetuning import EpochSchedule
 from official.core.trainer_config import TrainerConfig
 from official.optimization.optimizer_config import OptimizerConfig
 from tests.albert.tasks import finetune_helpers as helpers
@@ -48,6 +49,28 @@ def _weights(model_dir):
           if n.startswith("model/")}
 
 
+# A fresh process: collective-op keys restart with every MirroredStrategy, so
+# strategies built earlier in a test worker would clash with this one.
+_TRAIN_BOTH = """
+import json, sys
+from absl import logging
+import tensorflow as tf
+logging.set_verbosity(logging.INFO)
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(
+    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+from tests.albert.tasks import finetune_helpers as helpers
+args = json.loads(sys.argv[1])
+metrics = {}
+for strategy in ("default", "mirrored"):
+  metrics[strategy] = helpers.finetune(
+      "train_and_eval", "gin/finetune/sst2.gin", args["params"],
+      init_checkpoint=args["init"], model_dir=args["root"] + "/" + strategy,
+      data_dir=args["data_dir"], spm_model_file=args["spm"], strategy=strategy)
+print(json.dumps(metrics))
+"""
+
+
 def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
   data_dir = str(tmp_path / "glue")
   write_sst2(data_dir, n_train=64, n_dev=8, n_test=2)
@@ -55,16 +78,18 @@ def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
   params = ["GlueTask.seq_length = 24", "GlueTask.global_batch_size = 8",
             "GlueTask.dropout_rate = 0.0", "OptimizerConfig.warmup_steps = 1",
             "TRAIN_STEPS = 3"]
-  runs, metrics = {}, {}
-  for strategy in ("default", "mirrored"):
-    model_dir = str(tmp_path / strategy)
-    metrics[strategy] = helpers.finetune(
-        "train_and_eval", "gin/finetune/sst2.gin", params,
-        init_checkpoint=init, model_dir=model_dir, data_dir=data_dir,
-        spm_model_file=spm_model, strategy=strategy)
-    runs[strategy] = _weights(model_dir)
+  args = {"params": params, "init": init, "root": str(tmp_path),
+          "data_dir": data_dir, "spm": spm_model}
+  run = subprocess.run([sys.executable, "-c", _TRAIN_BOTH, json.dumps(args)],
+                       cwd=helpers.REPO, capture_output=True, text=True,
+                       timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+                                             PYTHONPATH=helpers.REPO))
+  assert run.returncode == 0, run.stderr[-3000:]
+  metrics = json.loads(run.stdout.strip().splitlines()[-1])
+  assert "Strategy mirrored with 2 replica(s)" in run.stderr
   # Evaluation after mirrored training reads the same weights.
   assert metrics["mirrored"] == pytest.approx(metrics["default"])
+  runs = {s: _weights(str(tmp_path / s)) for s in ("default", "mirrored")}
   assert sorted(runs["default"]) == sorted(runs["mirrored"])
   init_weights = _weights(init)
   moved = 0

@@ -19,7 +19,7 @@ import sys
 import gin
 import pytest
 
-from albert import run_finetuning
+from albert import finetuning
 from albert.pretraining_data.tokenization import SPACE_MARK
 from albert.tasks import squad_metrics
 
@@ -130,12 +130,12 @@ def test_learns_synthetic_squad_and_serves(tmp_path, spm_model, tokenizer,
                 data_dir=str(data_dir), spm_model_file=spm_model)
   gin.clear_config()
   try:
-    results = run_finetuning.run(mode="train_and_eval", **common)
+    results = finetuning.run(mode="train_and_eval", **common)
     gin.clear_config()
-    run_finetuning.run(mode="predict", output_dir=str(tmp_path / "pred"),
+    finetuning.run(mode="predict", output_dir=str(tmp_path / "pred"),
                        **common)
     gin.clear_config()
-    run_finetuning.run(mode="export", export_dir=str(tmp_path / "export"),
+    finetuning.run(mode="export", export_dir=str(tmp_path / "export"),
                        **common)
   finally:
     gin.clear_config()
