@@ -24,7 +24,7 @@ QUESTIONS = ("which word fits the text ?", "the text is about _ .")
 FILLER = "the of a and in to is for this with".split()
 
 
-def write_race(root, seed=0, sizes=(("train", 150), ("dev", 20), ("test", 5))):
+def write_race(root, seed=0, sizes=(("train", 300), ("dev", 20), ("test", 5))):
   """RACE.tar.gz's layout: SPLIT/LEVEL/N.txt, one article of 4 questions each.
 
   Each article names a topic among filler words; the answer is the one
@@ -101,7 +101,7 @@ def test_race_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   params = ["RaceTask.seq_length = 32", "RaceTask.max_qa_length = 16",
             "RaceTask.global_batch_size = 16",
             "OptimizerConfig.learning_rate = 3e-4",
-            "OptimizerConfig.warmup_steps = 30", "TRAIN_STEPS = 800"]
+            "OptimizerConfig.warmup_steps = 30", "TRAIN_STEPS = 1000"]
   common = dict(model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model)
   results = helpers.finetune("train_and_eval", "gin/finetune/race.gin", params,
                              init_checkpoint=init, **common)
