@@ -123,12 +123,22 @@ def test_race_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   export_dir = str(tmp_path / "race_export")
   helpers.finetune("export", "gin/finetune/race.gin", params,
                    export_dir=export_dir, **common)
-  gin.clear_config()
-  out = helpers.call_saved_model(export_dir, {
-      "article": ["the of about sizes a and in .",
-                  "to is about actions for this ."],
-      "question": ["which word fits the text ?", "the text is about _ ."],
-      "options": [["black", "read", "big", "value"],
-                  ["open", "red", "small", "string"]]})
-  assert out["answer"] == [2, 0]
+  # The served answers to the raw test questions are the predicted ones.
+  guids, request = [], {"article": [], "question": [], "options": []}
+  for level in ("middle", "high"):
+    for n in range(2):
+      with open(os.path.join(data_dir, "test", level, f"{level}{n}.txt")) as f:
+        record = json.load(f)
+      for q, (question, options) in enumerate(zip(record["questions"],
+                                                  record["options"])):
+        guids.append(f"test-{level}-{level}{n}.txt-{q}")
+        request["article"].append(record["article"])
+        request["question"].append(question)
+        request["options"].append(options)
+  out = helpers.call_saved_model(export_dir, request)
+  assert ["ABCD"[a] for a in out["answer"]] == [
+      predictions[g]["answer"] for g in guids]
+  np.testing.assert_allclose(
+      out["probabilities"], [predictions[g]["probabilities"] for g in guids],
+      atol=1e-4)
   np.testing.assert_allclose(np.sum(out["probabilities"], -1), 1.0, rtol=1e-5)
