@@ -1,15 +1,14 @@
 """`AlbertPretrainer`: the encoder with its masked-LM and sentence-order heads."""
 
 import tensorflow as tf
-import tf_keras
 
-from albert.config import AlbertConfig
 from albert.encoder import AlbertEncoder
+from albert.encoder_model import EncoderModel
 from albert.masked_lm_head import MaskedLMHead
 from albert.sentence_order_head import SentenceOrderHead
 
 
-class AlbertPretrainer(tf_keras.Model):
+class AlbertPretrainer(EncoderModel):
   """ALBERT pretraining model (paper section 3): MLM + sentence-order prediction.
 
   Args:
@@ -41,18 +40,6 @@ class AlbertPretrainer(tf_keras.Model):
     self.sentence_order = SentenceOrderHead(
         initializer_range=config.initializer_range, name="sentence_order")
 
-  @classmethod
-  def from_config_object(cls, config: AlbertConfig,
-                         **kwargs) -> "AlbertPretrainer":
-    """Builds the pretrainer of an `AlbertConfig`, weights created.
-
-    The one construction used by training and checkpoint loading, so that
-    variables (and optimizer slots, which follow their order) line up.
-    """
-    model = cls(AlbertEncoder.from_config_object(config), **kwargs)
-    model(model.dummy_inputs())
-    return model
-
   def call(self, inputs, training=None):
     outputs = self.encoder(inputs, training=training)
     mlm_logits = self.masked_lm(outputs["sequence_output"],
@@ -72,13 +59,3 @@ class AlbertPretrainer(tf_keras.Model):
     inputs["masked_lm_positions"] = tf.zeros([batch_size, num_predictions],
                                              tf.int32)
     return inputs
-
-  def get_config(self):
-    return {"name": self.name, "encoder": self.encoder.get_config()}
-
-  @classmethod
-  def from_config(cls, config, custom_objects=None):
-    del custom_objects
-    config = dict(config)
-    encoder = AlbertEncoder.from_config(config.pop("encoder"))
-    return cls(encoder, **config)

@@ -14,11 +14,9 @@ same shapes on token ids (no tokenisation) as the baseline.
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)

@@ -9,11 +9,11 @@ from typing import Dict
 import tensorflow as tf
 import tf_keras
 
-from albert.config import AlbertConfig
 from albert.encoder import AlbertEncoder
+from albert.encoder_model import EncoderModel
 
 
-class AlbertClassifier(tf_keras.Model):
+class AlbertClassifier(EncoderModel):
   """Class logits (or a regression score) from the encoder's pooled output.
 
   Args:
@@ -45,13 +45,6 @@ class AlbertClassifier(tf_keras.Model):
             stddev=encoder.config.initializer_range),
         name="classifier")
 
-  @classmethod
-  def from_config_object(cls, config: AlbertConfig, **kwargs):
-    """A classifier on a fresh encoder of `config`, weights created."""
-    model = cls(AlbertEncoder.from_config_object(config), **kwargs)
-    model(model.dummy_inputs())
-    return model
-
   def dummy_inputs(self) -> Dict[str, tf.Tensor]:
     """All-zero inputs of the right shapes and dtypes, to build the weights."""
     return self.encoder.dummy_inputs()
@@ -65,13 +58,5 @@ class AlbertClassifier(tf_keras.Model):
   def call(self, inputs, training=None):
     return {"logits": self.logits(inputs, training=training)}
 
-  def get_config(self):
-    return {"name": self.name, "encoder": self.encoder.get_config(),
-            "num_classes": self.num_classes, "dropout_rate": self.dropout_rate}
-
-  @classmethod
-  def from_config(cls, config, custom_objects=None):
-    del custom_objects
-    config = dict(config)
-    encoder = AlbertEncoder.from_config(config.pop("encoder"))
-    return cls(encoder, **config)
+  def head_config(self):
+    return {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate}

@@ -9,7 +9,7 @@ cut to fit the rest, as the original `run_race.py` does.
 
 import json
 import os
-from typing import Dict, List, Sequence
+from typing import Dict, Sequence
 
 import gin
 import numpy as np

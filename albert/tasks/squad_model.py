@@ -3,16 +3,15 @@
 from typing import Dict
 
 import tensorflow as tf
-import tf_keras
 
-from albert.config import AlbertConfig
 from albert.encoder import AlbertEncoder
+from albert.encoder_model import EncoderModel
 from albert.tasks.squad_heads import ConditionalSpanHead, SpanHead
 
 VERSIONS = ("1.1", "2.0")
 
 
-class AlbertSquadModel(tf_keras.Model):
+class AlbertSquadModel(EncoderModel):
   """Span logits for SQuAD v1.1 (`SpanHead`) or v2.0 (`ConditionalSpanHead`).
 
   Args:
@@ -54,13 +53,6 @@ class AlbertSquadModel(tf_keras.Model):
           dropout_rate=dropout_rate, layer_norm_epsilon=c.layer_norm_epsilon,
           start_n_top=start_n_top, end_n_top=end_n_top, name="span_head")
 
-  @classmethod
-  def from_config_object(cls, config: AlbertConfig, **kwargs):
-    """A model on a fresh encoder of `config`, weights created."""
-    model = cls(AlbertEncoder.from_config_object(config), **kwargs)
-    model(model.dummy_inputs())
-    return model
-
   def dummy_inputs(self) -> Dict[str, tf.Tensor]:
     inputs = self.encoder.dummy_inputs(seq_length=max(self.start_n_top,
                                                       self.end_n_top))
@@ -77,14 +69,6 @@ class AlbertSquadModel(tf_keras.Model):
     return self.span_head(sequence, inputs["paragraph_mask"],
                           start_positions=starts, training=training)
 
-  def get_config(self):
-    return {"name": self.name, "encoder": self.encoder.get_config(),
-            "version": self.version, "dropout_rate": self.dropout_rate,
+  def head_config(self):
+    return {"version": self.version, "dropout_rate": self.dropout_rate,
             "start_n_top": self.start_n_top, "end_n_top": self.end_n_top}
-
-  @classmethod
-  def from_config(cls, config, custom_objects=None):
-    del custom_objects
-    config = dict(config)
-    encoder = AlbertEncoder.from_config(config.pop("encoder"))
-    return cls(encoder, **config)

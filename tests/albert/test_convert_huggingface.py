@@ -5,7 +5,6 @@ import os
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import converter

@@ -2,7 +2,6 @@
 
 import socket
 
-import numpy as np
 import pytest
 import tensorflow as tf
 

@@ -6,7 +6,6 @@ import json
 import os
 import random
 
-import gin
 import numpy as np
 import pytest
 import tensorflow as tf
