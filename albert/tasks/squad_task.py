@@ -212,6 +212,6 @@ class SquadTask(FinetuneTask):
   def serving_module(self, model, preprocessor) -> SquadServingModule:
     return SquadServingModule(
         model, preprocessor, max_query_length=self.max_query_length,
-        max_answer_length=self.max_answer_length,
+        max_answer_length=self.max_answer_length, doc_stride=self.doc_stride,
         null_threshold=self.serving_threshold)
 

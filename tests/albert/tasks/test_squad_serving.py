@@ -1,0 +1,73 @@
+"""The SQuAD SavedModel's in-graph windows and decoding against the Python
+path (`SquadTask.featurize` + `SquadPostprocessor`): the same answers from the
+same model on contexts that need several doc-stride windows."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert.tasks.squad_task import SquadTask
+from tests.albert.tasks.finetune_helpers import TINY
+
+WORDS = ("the file name is a string of the module and list values with an "
+         "object in each class for this function returns None, when (x) "
+         "Café naïve 12,5").split()
+
+
+def _write_dev(path, version, rng, n=12):
+  paragraphs = []
+  for k in range(n):
+    context = " ".join(rng.choices(WORDS, k=rng.randint(0, 45) if k else 0))
+    qa = {"id": f"q{k}", "question": " ".join(rng.choices(WORDS, k=6)),
+          "answers": []}
+    if version == "2.0":
+      qa["is_impossible"] = True
+    paragraphs.append({"context": context, "qas": [qa]})
+  with open(path, "w") as f:
+    json.dump({"version": version,
+               "data": [{"title": "t", "paragraphs": paragraphs}]}, f)
+  return [p["qas"][0]["question"] for p in paragraphs], [
+      p["context"] for p in paragraphs]
+
+
+@pytest.mark.parametrize("version", ["1.1", "2.0"])
+def test_served_answers_equal_the_python_predictions(tmp_path, spm_model,
+                                                     version):
+  questions, contexts = _write_dev(tmp_path / f"dev-v{version}.json", version,
+                                   random.Random(3))
+  tf.random.set_seed(1)
+  task = SquadTask(data_dir=str(tmp_path), spm_model_file=spm_model,
+                   version=version, seq_length=32, doc_stride=7,
+                   max_query_length=6, n_best_size=64, max_answer_length=5,
+                   null_score_diff_threshold=1e8, model_config=TINY)
+  model = task.build_model()
+  # Spread the random head's scores so that float round-off between batch
+  # shapes cannot reorder near-tied spans.
+  for weight in model.span_head.weights:
+    if "kernel" in weight.name:
+      weight.assign(weight * 40.0)
+  examples, features, outputs = task.predict(model, "dev")
+  windows = [sum(f["squad_feature"].example_index == i for f in features)
+             for i in range(len(examples))]
+  assert max(windows) >= 4 and min(windows) == 1  # long, short and empty
+  task.write_predictions("dev", examples, features, outputs, str(tmp_path))
+  with open(tmp_path / "predictions.json") as f:
+    predictions = json.load(f)
+  module = task.serving_module(model, task.preprocessor())
+  served = module.serve(tf.constant(questions), tf.constant(contexts))
+  answers = [a.decode() for a in served["answer"].numpy()]
+  assert answers == [predictions[f"q{k}"] for k in range(len(questions))]
+  assert sum(bool(a) for a in answers) >= len(answers) // 2
+  for k, answer in enumerate(answers):  # word indices point at the answer
+    first, last = served["start_word"][k], served["end_word"][k]
+    assert " ".join(contexts[k].split()[first:last + 1] if answer else []) \
+        == answer
+  if version == "2.0":
+    with open(tmp_path / "null_odds.json") as f:
+      odds = json.load(f)
+    np.testing.assert_allclose(served["null_odds"].numpy(),
+                               [odds[f"q{k}"] for k in range(len(questions))],
+                               rtol=1e-4, atol=1e-4)
