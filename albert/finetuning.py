@@ -130,6 +130,31 @@ def trained_model(task: FinetuneTask, model_dir: str,
   return model
 
 
+def evaluate_checkpoints(task: FinetuneTask, model_dir: str
+                        ) -> Dict[str, float]:
+  """Evaluates every checkpoint kept in `model_dir`, as the original's eval
+  loop did; returns the best one's metrics (by `task.main_metric` on the
+  first eval split) with its `best_checkpoint_step`, and writes all of them
+  to MODEL_DIR/eval_all_checkpoints.json."""
+  state = tf.train.get_checkpoint_state(model_dir)
+  if not state or not state.all_model_checkpoint_paths:
+    raise ValueError(f"no checkpoint in {model_dir} to evaluate")
+  model = task.build_model()
+  per_checkpoint = {}
+  for path in state.all_model_checkpoint_paths:
+    restore_model(model, model_dir, path)
+    per_checkpoint[os.path.basename(path)] = task.evaluate(model)
+  key = f"{task.eval_splits[0]}/{task.main_metric}"
+  best = max(per_checkpoint, key=lambda name: per_checkpoint[name][key])
+  atomic_write.write_atomic(
+      os.path.join(model_dir, "eval_all_checkpoints.json"),
+      json.dumps(per_checkpoint, indent=2, sort_keys=True))
+  logging.info("Best checkpoint by %s: %s (%.4f)", key, best,
+               per_checkpoint[best][key])
+  return {**per_checkpoint[best],
+          "best_checkpoint_step": float(best.rsplit("-", 1)[-1])}
+
+
 def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:
   path = os.path.join(model_dir, EVAL_RESULTS_FILE)
   atomic_write.write_atomic(path, json.dumps(results, indent=2, sort_keys=True))
@@ -155,6 +180,10 @@ def run(*, mode: str, model_dir: str, gin_file: Sequence[str] = (),
   if mode == "export" and not export_dir:
     raise ValueError("--mode=export needs --export_dir (a new directory)")
   task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
+  if mode == "eval" and checkpoint == "all":
+    results = evaluate_checkpoints(task, model_dir)
+    logging.info("Eval results: %s", write_eval_results(model_dir, results))
+    return results
   if mode in ("train", "train_and_eval"):
     model = train(task, model_dir=model_dir, init_checkpoint=init_checkpoint,
                   strategy=strategy, tpu=tpu).model

@@ -11,7 +11,8 @@ the task recipe and the model size are layered on top. Modes:
   train           train from --init_checkpoint's encoder (fresh heads); a
                   rerun resumes from the latest checkpoint in --model_dir
   train_and_eval  train, then evaluate on the task's dev splits
-  eval            evaluate --checkpoint (default: the latest in --model_dir)
+  eval            evaluate --checkpoint (default: the latest in --model_dir;
+                  `all`: every kept checkpoint, reporting the best)
   predict         write prediction / submission files for the test splits
   export          write a raw-text serving SavedModel to --export_dir
 
@@ -47,7 +48,8 @@ MODEL_DIR = flags.DEFINE_string("model_dir", None,
                                 "Checkpoints, summaries, metrics go here.")
 CHECKPOINT = flags.DEFINE_string(
     "checkpoint", None, "eval/predict/export: this checkpoint instead of the "
-    "latest in --model_dir.")
+    "latest in --model_dir; eval: 'all' evaluates every kept checkpoint and "
+    "reports the best.")
 OUTPUT_DIR = flags.DEFINE_string("output_dir", None,
                                  "predict: where files go (MODEL_DIR/predictions).")
 EXPORT_DIR = flags.DEFINE_string("export_dir", None,

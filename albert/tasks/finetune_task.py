@@ -60,6 +60,8 @@ class FinetuneTask(Task, abc.ABC):
   """
 
   name: str = ""
+  # The metric (of the first eval split) that picks the best checkpoint.
+  main_metric: str = "accuracy"
   train_split: str = "train"
   eval_splits: Tuple[str, ...] = ("dev",)
   predict_splits: Tuple[str, ...] = ("test",)
@@ -102,6 +104,7 @@ class FinetuneTask(Task, abc.ABC):
                                    if data_dir else None)
     self._tokenizer = None
     self._train_records = None  # (path, count) once converted
+    self._split_features = {}  # split -> (examples, features, arrays)
 
   # --- Hooks ------------------------------------------------------------------
 
@@ -242,13 +245,17 @@ class FinetuneTask(Task, abc.ABC):
     Returns:
       (examples, features, outputs): outputs[name][i] belongs to features[i].
     """
-    self._require_data_dir()
-    examples = self.read_examples(split)
-    features = list(self.featurize(examples, training=False))
-    if not features:
-      raise ValueError(f"{self.name}: the {split} split of {self.data_dir} "
-                       "holds no examples")
-    arrays = feature_cache.stack_features(features, self.feature_spec())
+    if split not in self._split_features:  # converted once per split
+      self._require_data_dir()
+      examples = self.read_examples(split)
+      features = list(self.featurize(examples, training=False))
+      if not features:
+        raise ValueError(f"{self.name}: the {split} split of {self.data_dir} "
+                         "holds no examples")
+      self._split_features[split] = (examples, features, feature_cache.
+                                     stack_features(features,
+                                                    self.feature_spec()))
+    examples, features, arrays = self._split_features[split]
     dataset = tf.data.Dataset.from_tensor_slices(arrays).batch(
         self.eval_batch_size).prefetch(tf.data.AUTOTUNE)
     step = tf.function(lambda batch: model(batch, training=False),

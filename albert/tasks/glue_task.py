@@ -22,6 +22,9 @@ from albert.tasks.classification_task import ClassificationTask
 from albert.tasks.classifier import AlbertClassifier
 
 AX = "ax"
+# What picks the best checkpoint (GLUE's headline number of each task).
+MAIN_METRICS = {"cola": "mcc", "stsb": "corr", "mrpc": "accuracy_and_f1",
+                "qqp": "accuracy_and_f1"}
 
 
 def truncate_pair(first: List[int], second: List[int], budget: int):
@@ -55,6 +58,7 @@ class GlueTask(ClassificationTask):
                        f"set is written by task_name='{spec.model_task}')")
     self.spec = spec
     self.name = task_name
+    self.main_metric = MAIN_METRICS.get(task_name, "accuracy")
     self.is_regression = spec.is_regression
     self.eval_splits = spec.eval_splits
     self.predict_splits = spec.predict_splits

@@ -53,6 +53,7 @@ class SquadTask(FinetuneTask):
       answerability dropout).
   """
 
+  main_metric = "f1"
   train_split = "train"
   eval_splits = ("dev",)
   predict_splits = ("dev",)

@@ -3,6 +3,7 @@ official TSV format, trained from a tiny init checkpoint, evaluated,
 predicted into the submission file, exported and served in a fresh process."""
 
 import csv
+import json
 import os
 import random
 
@@ -121,7 +122,8 @@ def test_sst2_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   model_dir = str(tmp_path / "sst2")
   params = ["GlueTask.seq_length = 32", "GlueTask.global_batch_size = 32",
             "OptimizerConfig.learning_rate = 1e-4",
-            "OptimizerConfig.warmup_steps = 20", "TRAIN_STEPS = 200"]
+            "OptimizerConfig.warmup_steps = 20", "TRAIN_STEPS = 200",
+            "TrainerConfig.checkpoint_interval = 100"]
   common = dict(model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model)
   results = helpers.finetune("train_and_eval", "gin/finetune/sst2.gin", params,
                              init_checkpoint=init, **common)
@@ -135,6 +137,17 @@ def test_sst2_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   # eval mode reproduces the metrics from the checkpoint alone.
   again = helpers.finetune("eval", "gin/finetune/sst2.gin", params, **common)
   assert again["dev/accuracy"] == pytest.approx(results["dev/accuracy"])
+  # Every kept checkpoint, and the best one (by accuracy, the first on ties).
+  best = helpers.finetune("eval", "gin/finetune/sst2.gin", params,
+                          checkpoint="all", **common)
+  with open(os.path.join(model_dir, "eval_all_checkpoints.json")) as f:
+    every = json.load(f)
+  assert sorted(every) == ["ckpt-100", "ckpt-200"]
+  assert every["ckpt-200"] == pytest.approx(results)
+  step = 100 if every["ckpt-100"]["dev/accuracy"] >= results[
+      "dev/accuracy"] else 200
+  assert best == pytest.approx({**every[f"ckpt-{step}"],
+                                "best_checkpoint_step": step})
 
   helpers.finetune("predict", "gin/finetune/sst2.gin", params, **common)
   with open(os.path.join(model_dir, "predictions", "SST-2.tsv")) as f:
