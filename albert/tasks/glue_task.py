@@ -151,6 +151,10 @@ class GlueServingModule(tf.Module):
     classification -> `probabilities` float32 [B, C], `label_id` int32 [B],
       `label` string [B] (the task's label names);
     regression (STS-B) -> `score` float32 [B].
+  Signature `tf_example`, as the original `run_classifier.py` export: `examples`
+  string [B] of serialized tf.Examples with int64 `input_ids`, `input_mask`,
+  `segment_ids` of length seq_length -> `probabilities` [B, C] and
+  `predictions` int32 [B] (regression: only `predictions`, float32 scores).
   """
 
   def __init__(self, model: AlbertClassifier, preprocessor: AlbertPreprocessor,
@@ -162,6 +166,8 @@ class GlueServingModule(tf.Module):
     self.labels = tuple(labels) if labels else None
     signature = [_TEXT, _TEXT] if pair else [_TEXT]
     self._serve = tf.function(self._outputs, input_signature=signature)
+    self._serve_examples = tf.function(self._example_outputs,
+                                       input_signature=[_TEXT])
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:
     inputs = self.preprocessor(text_a, text_b)
@@ -173,5 +179,19 @@ class GlueServingModule(tf.Module):
             "label_id": label_id,
             "label": tf.gather(tf.constant(self.labels), label_id)}
 
+  def _example_outputs(self, examples) -> Dict[str, tf.Tensor]:
+    length = self.preprocessor.seq_length
+    parsed = tf.io.parse_example(examples, {
+        name: tf.io.FixedLenFeature([length], tf.int64)
+        for name in ("input_ids", "input_mask", "segment_ids")})
+    inputs = {"input_word_ids": parsed["input_ids"],  # the original names
+              "input_mask": parsed["input_mask"],
+              "input_type_ids": parsed["segment_ids"]}
+    logits = self.model(inputs, training=False)["logits"]  # [B, C]
+    if self.labels is None:
+      return {"predictions": logits[:, 0]}
+    return {"probabilities": tf.nn.softmax(logits, axis=-1),
+            "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
   def signatures(self):
-    return {"serving_default": self._serve}
+    return {"serving_default": self._serve, "tf_example": self._serve_examples}

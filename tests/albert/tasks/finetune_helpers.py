@@ -1,10 +1,12 @@
 """Shared by the fine-tuning tests: a tiny model, its init checkpoint, gin
 bindings, and a fresh-process SavedModel call."""
 
+import base64
 import json
 import os
 import subprocess
 import sys
+from typing import Sequence
 
 import gin
 import tensorflow as tf
@@ -47,19 +49,26 @@ def finetune(mode: str, gin_file: str, params, **kwargs):
       gin_param=TINY_GIN + TRAINER_GIN + list(params), **kwargs)
 
 
-def call_saved_model(export_dir: str, inputs: dict) -> dict:
-  """Calls `serving_default` in a fresh process importing only TF and TF-Text.
+def call_saved_model(export_dir: str, inputs: dict,
+                     signature: str = "serving_default",
+                     binary: Sequence[str] = ()) -> dict:
+  """Calls a signature in a fresh process importing only TF and TF-Text.
 
-  `inputs` maps argument names to lists (of strings or of lists of strings);
-  returns the outputs as lists (bytes decoded).
+  `inputs` maps argument names to lists (of strings or of lists of strings;
+  those named in `binary` are lists of bytes); returns the outputs as lists
+  (bytes decoded).
   """
+  inputs = {k: ([base64.b64encode(b).decode() for b in v] if k in binary
+                else v) for k, v in inputs.items()}
   script = f"""
-import json, sys
+import base64, json, sys
 import tensorflow as tf
 import tensorflow_text  # registers the SentencePiece ops
 assert not any(m == "albert" or m.startswith("albert.") for m in sys.modules)
-fn = tf.saved_model.load({export_dir!r}).signatures["serving_default"]
+fn = tf.saved_model.load({export_dir!r}).signatures[{signature!r}]
 inputs = json.loads(sys.stdin.read())
+for k in {list(binary)!r}:
+  inputs[k] = [base64.b64decode(v) for v in inputs[k]]
 out = fn(**{{k: tf.constant(v) for k, v in inputs.items()}})
 def decode(x):
   if isinstance(x, list):

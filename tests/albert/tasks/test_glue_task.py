@@ -13,7 +13,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert.tasks import feature_cache
-from albert.tasks.glue_task import truncate_pair
+from albert.tasks.glue_task import GlueTask, truncate_pair
+from albert.tasks.text_example import TextExample
 from tests.albert.tasks import finetune_helpers as helpers
 
 FILLER = ("the file name is a string of the module and the list of values "
@@ -167,6 +168,23 @@ def test_sst2_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   probabilities = np.array(out["probabilities"])
   np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
   assert out["label_id"] == np.argmax(probabilities, -1).tolist()
+  # The original classifier export's signature: serialized tf.Examples.
+  task = GlueTask(task_name="sst2", spm_model_file=spm_model, seq_length=32,
+                  model_config=helpers.TINY)
+  examples = [TextExample(guid=str(i), text_a=t, text_b=None, label=None)
+              for i, t in enumerate(sentences)]
+  records = [tf.train.Example(features=tf.train.Features(feature={
+      name: tf.train.Feature(int64_list=tf.train.Int64List(value=f[key]))
+      for name, key in (("input_ids", "input_word_ids"),
+                        ("input_mask", "input_mask"),
+                        ("segment_ids", "input_type_ids"))})).SerializeToString()
+             for f in task.featurize(examples, training=False)]
+  by_example = helpers.call_saved_model(export_dir, {"examples": records},
+                                        signature="tf_example",
+                                        binary=["examples"])
+  assert by_example["predictions"] == out["label_id"]
+  np.testing.assert_allclose(by_example["probabilities"], probabilities,
+                             atol=1e-5)
 
 
 def test_bad_inputs_fail_with_one_line(tmp_path, spm_model):
