@@ -83,13 +83,9 @@ def build_task(*, gin_file: Sequence[str] = (), gin_param: Sequence[str] = (),
 def restore_model(model, model_dir: str, checkpoint: Optional[str]) -> str:
   """Restores a fine-tuned model's weights (optimizer state ignored)."""
   path = model_dir_lib.checkpoint_path(model_dir, checkpoint)
-  try:
-    status = tf.train.Checkpoint(model=model).read(path)
-    status.assert_existing_objects_matched()
-  except (AssertionError, ValueError, tf.errors.OpError) as e:
-    raise ValueError(f"checkpoint {path} does not hold this task's model: "
-                     f"{str(e).strip().splitlines()[0]}") from e
-  status.expect_partial()
+  model_dir_lib.restore_matched(
+      tf.train.Checkpoint(model=model), path,
+      f"checkpoint {path} does not hold this task's model")
   logging.info("Restored %s", path)
   return path
 
@@ -114,8 +110,7 @@ def train(task: FinetuneTask, *, model_dir: str,
       logging.warning("No --init_checkpoint: fine-tuning a randomly "
                       "initialised encoder.")
   if trainer.is_chief:
-    atomic_write.write_atomic(os.path.join(model_dir, "operative_config.gin"),
-                              gin.operative_config_str())
+    model_dir_lib.write_operative_config(model_dir)
   logging.info("Fine-tuning %s: %d steps of %d examples (%d training "
                "features), model_dir %s", task.name, trainer_config.train_steps,
                task.global_batch_size, num_features, model_dir)

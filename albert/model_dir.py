@@ -18,6 +18,7 @@ import json
 import os
 from typing import Optional, Tuple
 
+import gin
 import tensorflow as tf
 
 from albert.config import AlbertConfig
@@ -98,15 +99,28 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
   config = config or read_model_config(model_dir)
   path = checkpoint_path(model_dir, checkpoint)
   pretrainer = AlbertPretrainer.from_config_object(config)
+  restore_matched(tf.train.Checkpoint(model=pretrainer), path,
+                  f"checkpoint {path} does not hold every weight of the model "
+                  f"in {MODEL_CONFIG_FILE}")
+  return pretrainer, config
+
+
+def restore_matched(checkpoint: tf.train.Checkpoint, path: str,
+                    problem: str) -> None:
+  """Reads `path` into `checkpoint`; every object it tracks must get a value.
+
+  Values in the file that nothing tracks (heads of another task, optimizer
+  slots) are ignored.
+
+  Raises:
+    ValueError: "`problem`: <first line of TensorFlow's reason>".
+  """
   try:
-    status = tf.train.Checkpoint(model=pretrainer).read(path)
+    status = checkpoint.read(path)
     status.assert_existing_objects_matched()
   except (AssertionError, ValueError, tf.errors.OpError) as e:
-    raise ValueError(f"checkpoint {path} does not hold every weight of the "
-                     f"model in {MODEL_CONFIG_FILE}: "
-                     f"{str(e).splitlines()[0]}") from e
-  status.expect_partial()  # the optimizer's slots, if any
-  return pretrainer, config
+    raise ValueError(f"{problem}: {str(e).strip().splitlines()[0]}") from e
+  status.expect_partial()
 
 
 def load_encoder_weights(encoder, init_checkpoint: str,
@@ -141,14 +155,16 @@ def load_encoder_weights(encoder, init_checkpoint: str,
                           f"{wanted.get(k)!r}" for k in changed)
       raise ValueError(f"init checkpoint {path} is another model ({details}); "
                        "pass the gin size file it was trained with")
-  try:
-    status = tf.train.Checkpoint(
-        model=tf.train.Checkpoint(encoder=encoder)).read(path)
-    status.assert_existing_objects_matched()
-  except (AssertionError, ValueError, tf.errors.OpError) as e:
-    raise ValueError(f"init checkpoint {path} does not fit the encoder: "
-                     f"{str(e).strip().splitlines()[0]}") from e
-  status.expect_partial()  # heads and optimizer state of the checkpoint
+  restore_matched(tf.train.Checkpoint(
+      model=tf.train.Checkpoint(encoder=encoder)), path,
+                  f"init checkpoint {path} does not fit the encoder")
+  return path
+
+
+def write_operative_config(model_dir: str) -> str:
+  """Writes the gin bindings in effect to MODEL_DIR/operative_config.gin."""
+  path = os.path.join(model_dir, GIN_FILE)
+  atomic_write.write_atomic(path, gin.operative_config_str())
   return path
 
 

@@ -19,11 +19,10 @@ from typing import Dict, Sequence, Tuple
 from absl import app
 from absl import flags
 from absl import logging
-import gin
 
+from albert import model_dir as model_dir_lib
 from albert.pretrain_task import PretrainTask
 from official.config import gin_files
-from official.core import atomic_write
 from official.core.trainer import NonFiniteLossError, Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
@@ -43,13 +42,6 @@ STRATEGY = flags.DEFINE_enum("strategy", "default", strategy_lib.STRATEGY_NAMES,
                              "Distribution strategy.")
 TPU = flags.DEFINE_string("tpu", None,
                           "TPU name, grpc://HOST:PORT or 'local' (--strategy=tpu).")
-
-
-def write_operative_config(model_dir: str) -> str:
-  """Writes the gin bindings in effect to MODEL_DIR/operative_config.gin."""
-  path = os.path.join(model_dir, "operative_config.gin")
-  atomic_write.write_atomic(path, gin.operative_config_str())
-  return path
 
 
 def pretrain(*, model_dir: str, gin_file: Sequence[str] = (),
@@ -75,7 +67,7 @@ def pretrain(*, model_dir: str, gin_file: Sequence[str] = (),
                     config=trainer_config,
                     model_dir=model_dir)
   if trainer.is_chief:
-    logging.info("Operative config: %s", write_operative_config(model_dir))
+    logging.info("Operative config: %s", model_dir_lib.write_operative_config(model_dir))
   logging.info(
       "Pretraining: %d steps of %d examples (%d per replica micro-batch x %d "
       "accumulation x %d replicas), model_dir %s", trainer_config.train_steps,
