@@ -23,6 +23,7 @@ prediction over a split:
 import abc
 import collections
 import os
+import weakref
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from absl import logging
@@ -105,6 +106,7 @@ class FinetuneTask(Task, abc.ABC):
     self._tokenizer = None
     self._train_records = None  # (path, count) once converted
     self._split_features = {}  # split -> (examples, features, arrays)
+    self._predict_steps = weakref.WeakKeyDictionary()  # model -> tf.function
 
   # --- Hooks ------------------------------------------------------------------
 
@@ -174,21 +176,9 @@ class FinetuneTask(Task, abc.ABC):
 
     Returns int32 [seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
     """
-    tok = self.tokenizer
-    ids = [tok.cls_id, *first, tok.sep_id]
-    types = [0] * len(ids)
-    if second is not None:
-      ids += [*second, tok.sep_id]
-      types += [1] * (len(second) + 1)
-    if len(ids) > self.seq_length:
-      raise ValueError(f"packed length {len(ids)} exceeds seq_length="
-                       f"{self.seq_length}; trim the segments first")
-    pad = self.seq_length - len(ids)
-    return {
-        "input_word_ids": np.array(ids + [0] * pad, np.int32),
-        "input_mask": np.array([1] * len(ids) + [0] * pad, np.int32),
-        "input_type_ids": np.array(types + [0] * pad, np.int32),
-    }
+    return pack_segments(first, second, cls_id=self.tokenizer.cls_id,
+                         sep_id=self.tokenizer.sep_id,
+                         seq_length=self.seq_length)
 
   def _require_data_dir(self) -> str:
     if not self.data_dir:
@@ -203,13 +193,13 @@ class FinetuneTask(Task, abc.ABC):
     """Converts (or finds cached) training features; returns their count."""
     if self._train_records is None:
       self._require_data_dir()
+      _ = self.tokenizer  # fail early on a missing model or wrong vocabulary
       examples = self.read_examples(self.train_split)
       key = {"task": self.name, "split": self.train_split,
-             "spm_sha256": file_sha256(self.spm_model_file or ""),
+             "spm_sha256": file_sha256(self.spm_model_file),
              "do_lower_case": self.do_lower_case,
              "seq_length": self.seq_length,
              "options": self.feature_options()}
-      _ = self.tokenizer  # fail early on a wrong vocabulary
       self._train_records = feature_cache.cached_features(
           self.cache_dir,
           f"{self.name}-{self.train_split}-seq{self.seq_length}",
@@ -258,8 +248,10 @@ class FinetuneTask(Task, abc.ABC):
     examples, features, arrays = self._split_features[split]
     dataset = tf.data.Dataset.from_tensor_slices(arrays).batch(
         self.eval_batch_size).prefetch(tf.data.AUTOTUNE)
-    step = tf.function(lambda batch: model(batch, training=False),
-                       reduce_retracing=True)
+    if model not in self._predict_steps:  # traced once, for every split
+      self._predict_steps[model] = tf.function(
+          lambda batch: model(batch, training=False), reduce_retracing=True)
+    step = self._predict_steps[model]
     chunks = collections.defaultdict(list)
     progress = Progress(len(features))
     for batch in dataset:
@@ -291,3 +283,27 @@ class FinetuneTask(Task, abc.ABC):
                                       output_dir)
     return paths
 
+
+def pack_segments(first: Sequence[int], second: Optional[Sequence[int]] = None,
+                  *, cls_id: int, sep_id: int,
+                  seq_length: int) -> Dict[str, np.ndarray]:
+  """[CLS] first [SEP] (second [SEP]) padded with `<pad>` (id 0).
+
+  The segments must already fit. Returns int32 [seq_length]
+  `input_word_ids`, `input_mask`, `input_type_ids` (1 on second and its
+  [SEP]).
+  """
+  ids = [cls_id, *first, sep_id]
+  types = [0] * len(ids)
+  if second is not None:
+    ids += [*second, sep_id]
+    types += [1] * (len(second) + 1)
+  if len(ids) > seq_length:
+    raise ValueError(f"packed length {len(ids)} exceeds seq_length="
+                     f"{seq_length}; trim the segments first")
+  pad = seq_length - len(ids)
+  return {
+      "input_word_ids": np.array(ids + [0] * pad, np.int32),
+      "input_mask": np.array([1] * len(ids) + [0] * pad, np.int32),
+      "input_type_ids": np.array(types + [0] * pad, np.int32),
+  }

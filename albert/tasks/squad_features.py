@@ -27,6 +27,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 from albert.pretraining_data.tokenization import SentencePieceTokenizer
+from albert.tasks.finetune_task import pack_segments
 from albert.tasks.squad_data import SquadExample
 
 
@@ -119,7 +120,6 @@ class SquadFeaturizer:
     self.seq_length = seq_length
     self.doc_stride = doc_stride
     self.max_query_length = max_query_length
-    self.pad_id = 0  # The `<pad>` piece.
 
   def _context_tokens(self, example: SquadExample):
     """(token ids, token -> word, word -> first token) of the context."""
@@ -157,11 +157,11 @@ class SquadFeaturizer:
                         self.doc_stride)
       offset = len(query) + 2  # [CLS] question [SEP]
       for span_index, (start, length) in enumerate(spans):
-        ids = [tok.cls_id] + query + [tok.sep_id]
-        ids += doc_ids[start:start + length] + [tok.sep_id]
-        type_ids = [0] * offset + [1] * (length + 1)
-        paragraph = [0] * offset + [1] * length + [0]
-        pad = self.seq_length - len(ids)
+        packed = pack_segments(query, doc_ids[start:start + length],
+                               cls_id=tok.cls_id, sep_id=tok.sep_id,
+                               seq_length=self.seq_length)
+        paragraph = [0] * offset + [1] * length
+        pad = self.seq_length - len(paragraph)
         token_to_word = {offset + i: tok_to_word[start + i]
                          for i in range(length)}
         max_context = {offset + i: is_max_context(spans, span_index, start + i)
@@ -172,9 +172,9 @@ class SquadFeaturizer:
             unique_id=first_unique_id + len(features),
             example_index=example_index,
             doc_span_index=span_index,
-            input_word_ids=np.array(ids + [self.pad_id] * pad, np.int32),
-            input_mask=np.array([1] * len(ids) + [0] * pad, np.int32),
-            input_type_ids=np.array(type_ids + [0] * pad, np.int32),
+            input_word_ids=packed["input_word_ids"],
+            input_mask=packed["input_mask"],
+            input_type_ids=packed["input_type_ids"],
             paragraph_mask=np.array(paragraph + [0] * pad, np.int32),
             start_position=tok_start - start + offset if inside else 0,
             end_position=tok_end - start + offset if inside else 0,
@@ -182,16 +182,3 @@ class SquadFeaturizer:
             token_to_word=token_to_word,
             token_is_max_context=max_context))
     return features
-
-
-def feature_arrays(features: Sequence[SquadFeature]) -> Dict[str, np.ndarray]:
-  """Stacked model inputs and labels: int32 [N, T] or [N] arrays."""
-  names2d = ("input_word_ids", "input_mask", "input_type_ids",
-             "paragraph_mask")
-  names1d = ("start_position", "end_position", "is_impossible", "unique_id")
-  arrays = {n: np.stack([getattr(f, n) for f in features]).astype(np.int32)
-            for n in names2d}
-  arrays.update({n: np.array([getattr(f, n) for f in features], np.int64
-                             if n == "unique_id" else np.int32)
-                 for n in names1d})
-  return arrays

@@ -205,6 +205,10 @@ def test_bad_inputs_fail_with_one_line(tmp_path, spm_model):
   with pytest.raises(ValueError, match=r"m not found \(.*m.index does not exist\)"):
     helpers.finetune("eval", "gin/finetune/sst2.gin",
                      ["GlueTask.seq_length = 32"], **common)
+  with pytest.raises(ValueError, match="--spm_model_file is required"):
+    helpers.finetune("train", "gin/finetune/sst2.gin",
+                     ["GlueTask.seq_length = 32"], model_dir=common["model_dir"],
+                     data_dir=data_dir)
   with pytest.raises(ValueError, match="needs --export_dir"):
     helpers.finetune("export", "gin/finetune/sst2.gin", [], **common)
 

@@ -1,8 +1,12 @@
 """SQuAD windows: packing, doc_stride, gold token spans, max-context flags."""
 
+import dataclasses
+
 import numpy as np
 import pytest
+import tensorflow as tf
 
+from albert.tasks import feature_cache
 from albert.tasks import squad_features
 from albert.tasks.squad_data import SquadExample, split_words
 
@@ -117,7 +121,10 @@ def test_question_truncated_and_impossible_labels(tokenizer):
   assert f.input_type_ids[:5].tolist() == [0] * 5 and f.input_type_ids[5] == 1
   assert f.input_word_ids[4] == tokenizer.sep_id
   assert (f.start_position, f.end_position, f.is_impossible) == (0, 0, 1)
-  arrays = squad_features.feature_arrays([f, f])
+  spec = {"input_word_ids": tf.TensorSpec([32], tf.int32),
+          "is_impossible": tf.TensorSpec([], tf.int32)}
+  arrays = feature_cache.stack_features(
+      [dataclasses.asdict(f), dataclasses.asdict(f)], spec)
   assert arrays["input_word_ids"].shape == (2, 32)
   assert arrays["is_impossible"].tolist() == [1, 1]
 
