@@ -14,6 +14,7 @@ import gin
 import numpy as np
 import tensorflow as tf
 
+from albert.features import RECORD_TO_MODEL
 from albert.preprocessor import AlbertPreprocessor
 from albert.tasks import glue_data
 from albert.tasks import glue_metrics
@@ -22,6 +23,8 @@ from albert.tasks.classification_task import ClassificationTask
 from albert.tasks.classifier import AlbertClassifier
 
 AX = "ax"
+# The inputs of the original classifier export's tf.Examples.
+ORIGINAL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # What picks the best checkpoint (GLUE's headline number of each task).
 MAIN_METRICS = {"cola": "mcc", "stsb": "corr", "mrpc": "accuracy_and_f1",
                 "qqp": "accuracy_and_f1"}
@@ -183,10 +186,10 @@ class GlueServingModule(tf.Module):
     length = self.preprocessor.seq_length
     parsed = tf.io.parse_example(examples, {
         name: tf.io.FixedLenFeature([length], tf.int64)
-        for name in ("input_ids", "input_mask", "segment_ids")})
-    inputs = {"input_word_ids": parsed["input_ids"],  # the original names
-              "input_mask": parsed["input_mask"],
-              "input_type_ids": parsed["segment_ids"]}
+        for name in ORIGINAL_INPUTS})
+    # The original record names, translated by the one table that has them.
+    inputs = {RECORD_TO_MODEL[name]: parsed[name]
+              for name in ORIGINAL_INPUTS}
     logits = self.model(inputs, training=False)["logits"]  # [B, C]
     if self.labels is None:
       return {"predictions": logits[:, 0]}
