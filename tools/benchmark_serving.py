@@ -4,16 +4,25 @@ r"""Serving latency and throughput of an exported ALBERT, tokenisation included.
       --spm_model_file=demo_out/spm.model [--seq_length=128] [--json]
 
 Exports a randomly initialised model of the given size (vocab_size taken from
-the SentencePiece model) as the serving SavedModel, loads it in a fresh process
-that imports only TensorFlow and TF-Text, and times `serving_default` on raw
-text that fills `seq_length` tokens: the median latency at batch 1 and the
-throughput at batch 32. In the same run, when `torch` and `transformers` are
-importable, it times Hugging Face's PyTorch `AlbertModel` forward pass at the
-same shapes on token ids (no tokenisation) as the baseline.
+the SentencePiece model) as the serving SavedModel and times `serving_default`
+on raw text that fills `seq_length` tokens: the median latency at batch 1 and
+the throughput at batch `--batch_size`. The SavedModel runs in a fresh process
+that imports only TensorFlow and TF-Text.
+
+In the same run, each in a process of its own, it also times
+  - the encoder's matrix products alone (the same float32 shapes, chained as
+    in the model, with TF's kernels or XLA, whichever is faster): the floor
+    that everything else adds to;
+  - Hugging Face's PyTorch `AlbertModel` forward pass at the same shapes on
+    token ids (no tokenisation), when `torch` and `transformers` are importable.
+The processes take turns call by call (only one computes at a time), so a
+change of machine load hits all of them alike; the printed ratios are medians
+of the per-round ratios.
 """
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,69 +37,133 @@ GIN_FILES = flags.DEFINE_multi_string("gin_file", ["gin/base.gin"], "Model size.
 SPM = flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
 SEQ = flags.DEFINE_integer("seq_length", 128, "Tokens per example.")
 BATCH = flags.DEFINE_integer("batch_size", 32, "Batch of the throughput run.")
-REPEATS = flags.DEFINE_integer("repeats", 20, "Timed calls at batch 1.")
+REPEATS = flags.DEFINE_integer("repeats", 20, "Timed rounds at batch 1.")
+BATCH_REPEATS = flags.DEFINE_integer("batch_repeats", 3,
+                                     "Timed rounds at --batch_size.")
 JSON = flags.DEFINE_bool("json", False, "Print one JSON object.")
 TORCH = flags.DEFINE_bool("torch", True, "Measure the PyTorch baseline if present.")
 
-_TIME_SAVED_MODEL = r"""
-import json, statistics, sys, time
+# Every worker builds `run(batch_size)` (one timed call), warms it up, prints
+# one JSON line, then answers each stdin line "<batch_size>" with the seconds
+# of one call, until stdin closes.
+_SERVE_LOOP = r"""
+for _ in range(3):
+  run(1)
+run(BATCH)
+print(json.dumps(info), flush=True)
+for line in sys.stdin:
+  start = time.perf_counter(); run(int(line)); print(time.perf_counter() - start, flush=True)
+"""
+
+_SAVED_MODEL_WORKER = r"""
+import json, sys, time
 import tensorflow as tf
 import tensorflow_text
-path, seq, batch, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+path, SEQ, BATCH = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 serve = tf.saved_model.load(path).signatures["serving_default"]
-text = " ".join(["the quick brown fox jumps over the lazy dog"] * (seq // 4))
-one, many = tf.constant([text]), tf.constant([text] * batch)
-tokens = int(serve(text=one)["input_mask"].numpy().sum())
-for _ in range(3):
-  serve(text=one)
-times = []
-for _ in range(repeats):
-  start = time.perf_counter(); serve(text=one)["pooled_output"].numpy()
-  times.append(time.perf_counter() - start)
-serve(text=many)
-start = time.perf_counter()
-for _ in range(3):
-  serve(text=many)["pooled_output"].numpy()
-per_batch = (time.perf_counter() - start) / 3
-print(json.dumps({"latency_ms": 1000 * statistics.median(times), "tokens": tokens,
-                  "throughput_per_s": batch / per_batch}))
-"""
+text = " ".join(["the quick brown fox jumps over the lazy dog"] * (SEQ // 4))
+texts = {1: tf.constant([text]), BATCH: tf.constant([text] * BATCH)}
+def run(batch):
+  serve(text=texts[batch])["pooled_output"].numpy()
+info = {"tokens": int(serve(text=texts[1])["input_mask"].numpy().sum())}
+""" + _SERVE_LOOP
 
-_TIME_TORCH = r"""
-import json, statistics, sys, time
+_MATMUL_WORKER = r"""
+import json, math, sys, time
+import numpy as np
+import tensorflow as tf
+E, H, N, F, L, SEQ, BATCH = map(int, sys.argv[1:8])
+D = H // N
+rng = np.random.default_rng(0)
+def weight(k, n, scale=1.0):
+  # Scaled so that the chain keeps unit variance (no overflow or denormals).
+  return tf.Variable(rng.standard_normal((k, n), dtype=np.float32) * scale / math.sqrt(k))
+proj, wq, wk = weight(E, H), weight(H, H, 1 / math.sqrt(D)), weight(H, H)
+wv, wo, w1, w2, wp = weight(H, H, 1 / math.sqrt(SEQ)), weight(H, H), weight(H, F), weight(F, H), weight(H, H)
+def products(x):
+  batch = tf.shape(x)[0] // SEQ
+  heads = lambda t: tf.transpose(tf.reshape(t, [batch, SEQ, N, D]), [0, 2, 1, 3])
+  h = tf.matmul(x, proj)
+  for _ in range(L):
+    scores = tf.matmul(heads(tf.matmul(h, wq)), heads(tf.matmul(h, wk)), transpose_b=True)
+    context = tf.matmul(scores, heads(tf.matmul(h, wv)))
+    context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [batch * SEQ, H])
+    h = tf.matmul(tf.matmul(tf.matmul(context, wo), w1), w2)
+  return tf.matmul(tf.reshape(h, [batch, SEQ, H])[:, 0], wp)
+inputs = {b: tf.constant(rng.standard_normal((b * SEQ, E), dtype=np.float32)) for b in (1, BATCH)}
+# The floor is whichever of TF's kernels or XLA runs the products faster
+# (TF at large shapes; XLA when per-op overhead dominates).
+def median_seconds(f, calls=5):
+  f(inputs[1])
+  times = []
+  for _ in range(calls):
+    start = time.perf_counter(); f(inputs[1]).numpy(); times.append(time.perf_counter() - start)
+  return sorted(times)[calls // 2]
+compiled = {xla: tf.function(products, jit_compile=xla) for xla in (False, True)}
+xla = median_seconds(compiled[True]) < median_seconds(compiled[False])
+def run(batch):
+  compiled[xla](inputs[batch]).numpy()
+info = {"xla": xla}
+""" + _SERVE_LOOP
+
+_TORCH_WORKER = r"""
+import json, sys, time
 import torch, transformers
-vocab, hidden, layers, heads, ffn, seq, batch, repeats = map(int, sys.argv[1:9])
+V, E, H, N, F, LAYERS, G, K, SEQ, BATCH = map(int, sys.argv[1:11])
 config = transformers.AlbertConfig(
-    vocab_size=vocab, embedding_size=128, hidden_size=hidden,
-    num_hidden_layers=layers, num_attention_heads=heads,
-    intermediate_size=ffn, hidden_act="gelu_new", hidden_dropout_prob=0.0,
+    vocab_size=V, embedding_size=E, hidden_size=H, num_hidden_layers=LAYERS,
+    num_attention_heads=N, intermediate_size=F, num_hidden_groups=G,
+    inner_group_num=K, hidden_act="gelu_new", hidden_dropout_prob=0.0,
     attention_probs_dropout_prob=0.0)
 model = transformers.AlbertModel(config).eval()
-one = torch.randint(5, vocab, (1, seq))
-many = torch.randint(5, vocab, (batch, seq))
-with torch.no_grad():
-  for _ in range(3):
-    model(input_ids=one)
-  times = []
-  for _ in range(repeats):
-    start = time.perf_counter(); model(input_ids=one)
-    times.append(time.perf_counter() - start)
-  model(input_ids=many)
-  start = time.perf_counter()
-  for _ in range(3):
-    model(input_ids=many)
-  per_batch = (time.perf_counter() - start) / 3
-print(json.dumps({"latency_ms": 1000 * statistics.median(times),
-                  "throughput_per_s": batch / per_batch}))
-"""
+ids = {b: torch.randint(5, V, (b, SEQ)) for b in (1, BATCH)}
+def run(batch):
+  with torch.no_grad():
+    model(input_ids=ids[batch])
+info = {"threads": torch.get_num_threads()}
+""" + _SERVE_LOOP
 
 
-def _json_of(args):
-  run = subprocess.run(args, capture_output=True, text=True)
-  if run.returncode != 0:
-    sys.exit("benchmark_serving: "
-             f"{(run.stderr.strip().splitlines() or ['failed'])[-1]}")
-  return json.loads(run.stdout.strip().splitlines()[-1])
+class _Worker:
+  """One timing process; `time(batch)` returns the seconds of one call."""
+
+  def __init__(self, name, script, args):
+    self.name = name
+    self.process = subprocess.Popen(
+        [sys.executable, "-c", script] + [str(a) for a in args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    self.info = json.loads(self._read_line())
+
+  def _read_line(self):
+    line = self.process.stdout.readline()
+    if not line:
+      self.process.wait()
+      error = (self.process.stderr.read().strip().splitlines() or ["died"])[-1]
+      raise RuntimeError(f"{self.name}: {error}")
+    return line
+
+  def time(self, batch: int) -> float:
+    self.process.stdin.write(f"{batch}\n")
+    self.process.stdin.flush()
+    return float(self._read_line())
+
+  def close(self):
+    self.process.stdin.close()
+    self.process.wait()
+
+
+def _take_turns(workers, batch, rounds):
+  """{name: [seconds per round]}; the order rotates from round to round."""
+  times = {w.name: [] for w in workers}
+  for r in range(rounds):
+    for w in workers[r % len(workers):] + workers[:r % len(workers)]:
+      times[w.name].append(w.time(batch))
+  return times
+
+
+def _paired_ratio(times, a, b):
+  return statistics.median(x / y for x, y in zip(times[a], times[b]))
 
 
 def main(argv):
@@ -109,45 +182,70 @@ def main(argv):
     config = AlbertConfig().replace(vocab_size=vocab)
   except (OSError, RuntimeError, ValueError) as e:
     sys.exit(f"benchmark_serving: {str(e).strip().splitlines()[0]}")
+  c, seq, batch = config, SEQ.value, BATCH.value
   pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
-  with tempfile.TemporaryDirectory() as tmp:
-    export_dir = os.path.join(tmp, "export")
-    print("benchmark_serving: exporting ...", file=sys.stderr, flush=True)
-    export(pretrainer, spm_model_file=SPM.value, export_dir=export_dir,
-           seq_length=SEQ.value)
-    print("benchmark_serving: timing the SavedModel ...", file=sys.stderr,
-          flush=True)
-    ours = _json_of([sys.executable, "-c", _TIME_SAVED_MODEL,
-                     os.path.join(export_dir, "serving"), str(SEQ.value),
-                     str(BATCH.value), str(REPEATS.value)])
-  report = {"seq_length": SEQ.value, "batch_size": BATCH.value,
-            "saved_model": ours}
   have_torch = TORCH.value and subprocess.run(
       [sys.executable, "-c", "import torch, transformers"],
       capture_output=True).returncode == 0
-  if have_torch:
-    print("benchmark_serving: timing transformers' AlbertModel ...",
+  workers = []
+  try:
+    with tempfile.TemporaryDirectory() as tmp:
+      export_dir = os.path.join(tmp, "export")
+      print("benchmark_serving: exporting ...", file=sys.stderr, flush=True)
+      export(pretrainer, spm_model_file=SPM.value, export_dir=export_dir,
+             seq_length=seq)
+      print("benchmark_serving: loading and warming up ...", file=sys.stderr,
+            flush=True)
+      workers.append(_Worker("saved_model", _SAVED_MODEL_WORKER,
+                             [os.path.join(export_dir, "serving"), seq, batch]))
+    workers.append(_Worker("matmul_floor", _MATMUL_WORKER, [
+        c.embedding_size, c.hidden_size, c.num_heads, c.intermediate_size,
+        c.num_layers * c.inner_group_num, seq, batch]))
+    if have_torch:
+      workers.append(_Worker("torch", _TORCH_WORKER, [
+          c.vocab_size, c.embedding_size, c.hidden_size, c.num_heads,
+          c.intermediate_size, c.num_layers, c.num_hidden_groups,
+          c.inner_group_num, seq, batch]))
+    print(f"benchmark_serving: timing {len(workers)} processes in turn ...",
           file=sys.stderr, flush=True)
-    report["torch"] = _json_of([sys.executable, "-c", _TIME_TORCH] + [str(v) for v in (
-        config.vocab_size, config.hidden_size, config.num_layers,
-        config.num_heads, config.intermediate_size, SEQ.value, BATCH.value,
-        REPEATS.value)])
-    report["latency_vs_torch"] = ours["latency_ms"] / report["torch"]["latency_ms"]
-    report["throughput_vs_torch"] = (ours["throughput_per_s"] /
-                                     report["torch"]["throughput_per_s"])
+    one = _take_turns(workers, 1, REPEATS.value)
+    many = _take_turns(workers, batch, BATCH_REPEATS.value)
+  except RuntimeError as e:
+    sys.exit(f"benchmark_serving: {e}")
+  finally:
+    for w in workers:
+      w.close()
+
+  report = {"seq_length": seq, "batch_size": batch, "rounds": REPEATS.value}
+  for w in workers:
+    report[w.name] = dict(w.info,
+                          latency_ms=1000 * statistics.median(one[w.name]),
+                          throughput_per_s=batch / statistics.median(many[w.name]))
+  report["floor_vs_saved_model"] = _paired_ratio(one, "matmul_floor",
+                                                 "saved_model")
+  if have_torch:
+    report["latency_vs_torch"] = _paired_ratio(one, "saved_model", "torch")
+    report["floor_vs_torch"] = _paired_ratio(one, "matmul_floor", "torch")
+    report["throughput_vs_torch"] = _paired_ratio(many, "torch", "saved_model")
   if JSON.value:
     print(json.dumps(report, sort_keys=True))
     return
-  print(f"serving SavedModel (raw text, tokenisation included), seq {SEQ.value}: "
+  ours, floor = report["saved_model"], report["matmul_floor"]
+  print(f"serving SavedModel (raw text, tokenisation included), seq {seq}: "
         f"batch 1 latency {ours['latency_ms']:.1f} ms (median of {REPEATS.value}), "
-        f"batch {BATCH.value} throughput {ours['throughput_per_s']:.1f} examples/s")
+        f"batch {batch} throughput {ours['throughput_per_s']:.1f} examples/s")
+  print(f"its float32 matrix products alone "
+        f"({'XLA' if floor['xla'] else 'TF kernels, no XLA'}): batch 1 "
+        f"{floor['latency_ms']:.1f} ms = {report['floor_vs_saved_model']:.2f}x "
+        f"of the SavedModel")
   if have_torch:
     t = report["torch"]
-    print(f"transformers AlbertModel (token ids, no tokenisation): batch 1 "
-          f"{t['latency_ms']:.1f} ms, batch {BATCH.value} "
-          f"{t['throughput_per_s']:.1f} examples/s")
-    print(f"latency ratio {report['latency_vs_torch']:.2f}x, throughput ratio "
-          f"{report['throughput_vs_torch']:.2f}x")
+    print(f"transformers AlbertModel (token ids, no tokenisation, "
+          f"{t['threads']} threads): batch 1 {t['latency_ms']:.1f} ms, "
+          f"batch {batch} {t['throughput_per_s']:.1f} examples/s")
+    print(f"latency ratio {report['latency_vs_torch']:.2f}x (matrix products "
+          f"alone {report['floor_vs_torch']:.2f}x), throughput ratio "
+          f"{report['throughput_vs_torch']:.2f}x; medians of paired rounds")
 
 
 if __name__ == "__main__":

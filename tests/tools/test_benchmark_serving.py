@@ -12,18 +12,54 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.mark.slow
 def test_json_report_on_a_tiny_model(spm_model):
+  have_torch = subprocess.run([sys.executable, "-c", "import torch, transformers"],
+                              capture_output=True).returncode == 0
   run = subprocess.run(
       [sys.executable, "tools/benchmark_serving.py", "--gin_file=gin/tiny.gin",
        f"--spm_model_file={spm_model}", "--seq_length=32", "--batch_size=4",
-       "--repeats=3", "--notorch", "--json"],
+       "--repeats=5", "--batch_repeats=2", "--json"],
       cwd=REPO, capture_output=True, text=True, timeout=900,
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
   assert run.returncode == 0, run.stderr[-2000:]
   report = json.loads(run.stdout.strip().splitlines()[-1])
-  ours = report["saved_model"]
+  assert report["rounds"] == 5
+  ours, floor = report["saved_model"], report["matmul_floor"]
   assert ours["latency_ms"] > 0 and ours["throughput_per_s"] > 0
   assert ours["tokens"] == 32  # the benchmark text fills seq_length
-  assert "torch" not in report
+  # The matrix products alone cost less than the whole served model
+  # (tokenisation, embeddings, LayerNorm, softmax, GELU come on top).
+  assert 0 < floor["latency_ms"] < ours["latency_ms"]
+  assert 0 < report["floor_vs_saved_model"] < 1
+  if have_torch:
+    torch = report["torch"]
+    assert torch["latency_ms"] > 0 and torch["threads"] >= 1
+    assert report["latency_vs_torch"] > 0 and report["floor_vs_torch"] > 0
+
+
+_PAIRED_CHECK = r"""
+import benchmark_serving  # its own process: the tool defines absl flags
+calls = []
+class Fake:
+  def __init__(self, name, seconds):
+    self.name, self.seconds = name, iter(seconds)
+  def time(self, batch):
+    calls.append((self.name, batch))
+    return next(self.seconds)
+a, b = Fake("a", [1.0, 2.0, 9.0]), Fake("b", [2.0, 1.0, 3.0])
+times = benchmark_serving._take_turns([a, b], 1, 3)
+assert calls == [("a", 1), ("b", 1), ("b", 1), ("a", 1), ("a", 1), ("b", 1)], calls
+assert times == {"a": [1.0, 2.0, 9.0], "b": [2.0, 1.0, 3.0]}, times
+# Per-round ratios 0.5, 2, 3: median 2 (the ratio of the medians would be 1).
+assert benchmark_serving._paired_ratio(times, "a", "b") == 2.0
+print("ok")
+"""
+
+
+def test_rounds_take_turns_and_ratios_are_paired():
+  run = subprocess.run([sys.executable, "-c", _PAIRED_CHECK],
+                       cwd=os.path.join(REPO, "tools"), capture_output=True,
+                       text=True, timeout=300)
+  assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
 
 
 def test_missing_spm_is_one_line():
