@@ -1,7 +1,10 @@
 """`EncoderModule`: the hub-style encoder SavedModel (REFERENCE section 7)."""
 
+from typing import Optional
+
 import tensorflow as tf
 
+from albert import features
 from albert.pretrainer import AlbertPretrainer
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
@@ -10,25 +13,44 @@ _IDS = tf.TensorSpec([None, None], tf.int32)
 class EncoderModule(tf.Module):
   """Serves a trained `AlbertPretrainer` on token ids.
 
-  Signatures:
+  TF2 hub-style signatures (tensorflow/models, keras-hub names):
     serving_default(input_word_ids, input_mask, input_type_ids: int32 [B, T])
       -> pooled_output [B, H], sequence_output [B, T, H], default (= pooled),
          encoder_outputs [num_blocks, B, T, H] (every block's output, stacked
          because a signature returns tensors, not lists).
     mlm(... , masked_lm_positions: int32 [B, P]) -> mlm_logits [B, P, V],
          sentence_order_logits [B, 2], pooled_output, sequence_output.
+
+  The original TF1 hub module's signatures, for code written against it
+  (inputs named as in the original records: input_ids, input_mask,
+  segment_ids; `features.RECORD_TO_MODEL` translates them):
+    tokens(...) -> pooled_output, sequence_output.
+    sop(...) -> pooled_output, sequence_output, sop_log_probs [B, 2]
+      (log-softmax; index 0 = in order, 1 = swapped).
+    tokenization_info() -> vocab_file (the SentencePiece model, an asset of
+      this SavedModel), do_lower_case; only when `spm_model_file` is given.
+  The original's `mlm` signature took `mlm_positions`; its masked-LM logits
+  are served by the TF2 `mlm` signature above.
   """
 
-  def __init__(self, pretrainer: AlbertPretrainer, name: str = "albert_encoder"):
+  def __init__(self, pretrainer: AlbertPretrainer,
+               spm_model_file: Optional[str] = None,
+               do_lower_case: bool = True, name: str = "albert_encoder"):
     super().__init__(name=name)
     self.pretrainer = pretrainer
     self.encoder = pretrainer.encoder
+    self.do_lower_case = do_lower_case
+    self.vocab_file = (tf.saved_model.Asset(spm_model_file)
+                       if spm_model_file else None)
+
+  def _outputs(self, input_word_ids, input_mask, input_type_ids):
+    return self.encoder({"input_word_ids": input_word_ids,
+                         "input_mask": input_mask,
+                         "input_type_ids": input_type_ids}, training=False)
 
   @tf.function(input_signature=[_IDS, _IDS, _IDS])
   def encode(self, input_word_ids, input_mask, input_type_ids):
-    outputs = self.encoder({"input_word_ids": input_word_ids,
-                            "input_mask": input_mask,
-                            "input_type_ids": input_type_ids}, training=False)
+    outputs = self._outputs(input_word_ids, input_mask, input_type_ids)
     return {
         "pooled_output": outputs["pooled_output"],
         "sequence_output": outputs["sequence_output"],
@@ -46,5 +68,35 @@ class EncoderModule(tf.Module):
     return {k: outputs[k] for k in ("mlm_logits", "sentence_order_logits",
                                     "pooled_output", "sequence_output")}
 
+  def _original_inputs(self, input_ids, input_mask, segment_ids):
+    named = {"input_ids": input_ids, "input_mask": input_mask,
+             "segment_ids": segment_ids}
+    return {features.RECORD_TO_MODEL[k]: v for k, v in named.items()}
+
+  @tf.function(input_signature=[_IDS, _IDS, _IDS])
+  def tokens(self, input_ids, input_mask, segment_ids):
+    outputs = self._outputs(
+        **self._original_inputs(input_ids, input_mask, segment_ids))
+    return {"pooled_output": outputs["pooled_output"],
+            "sequence_output": outputs["sequence_output"]}
+
+  @tf.function(input_signature=[_IDS, _IDS, _IDS])
+  def sop(self, input_ids, input_mask, segment_ids):
+    outputs = self._outputs(
+        **self._original_inputs(input_ids, input_mask, segment_ids))
+    logits = self.pretrainer.sentence_order(outputs["pooled_output"])  # [B, 2]
+    return {"pooled_output": outputs["pooled_output"],
+            "sequence_output": outputs["sequence_output"],
+            "sop_log_probs": tf.nn.log_softmax(tf.cast(logits, tf.float32))}
+
+  @tf.function(input_signature=[])
+  def tokenization_info(self):
+    return {"vocab_file": self.vocab_file.asset_path,
+            "do_lower_case": tf.constant(self.do_lower_case)}
+
   def signatures(self):
-    return {"serving_default": self.encode, "mlm": self.mlm}
+    signatures = {"serving_default": self.encode, "mlm": self.mlm,
+                  "tokens": self.tokens, "sop": self.sop}
+    if self.vocab_file is not None:
+      signatures["tokenization_info"] = self.tokenization_info
+    return signatures

@@ -47,7 +47,7 @@ def export(pretrainer: AlbertPretrainer, *, spm_model_file: str,
                      f"vocab_size is {pretrainer.encoder.config.vocab_size}")
   with atomic_write.atomic_directory(export_dir) as tmp:
     modules = {
-        "encoder": EncoderModule(pretrainer),
+        "encoder": EncoderModule(pretrainer, spm_model_file, do_lower_case),
         "preprocessing": preprocessor,
         "serving": ServingModule(pretrainer, preprocessor, top_k=top_k),
     }

@@ -77,6 +77,13 @@ encoded = enc.signatures["serving_default"](**inputs)
 out["encoder"] = {k: v.numpy().tolist() for k, v in encoded.items()}
 mlm = enc.signatures["mlm"](masked_lm_positions=tf.constant([[1, 2]] * len(texts)), **inputs)
 out["mlm_logits"] = mlm["mlm_logits"].numpy().tolist()
+original = {"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
+            "segment_ids": inputs["input_type_ids"]}
+out["tokens"] = {k: v.numpy().tolist() for k, v in enc.signatures["tokens"](**original).items()}
+out["sop"] = {k: v.numpy().tolist() for k, v in enc.signatures["sop"](**original).items()}
+info = enc.signatures["tokenization_info"]()
+out["vocab_file"] = info["vocab_file"].numpy().decode()
+out["do_lower_case"] = bool(info["do_lower_case"].numpy())
 served = srv.signatures["serving_default"](text=tf.constant(texts))
 out["served_pooled"] = served["pooled_output"].numpy().tolist()
 long = srv.signatures["serving_default"](text=tf.constant(["word " * 500]))
@@ -118,7 +125,7 @@ def _python_pack(tokenizer, texts, seq):
 
 def test_fresh_process_signatures_and_no_package_import(fresh):
   assert fresh["signatures"] == {
-      "encoder": ["mlm", "serving_default"],
+      "encoder": ["mlm", "serving_default", "sop", "tokenization_info", "tokens"],
       "preprocessing": ["pair", "serving_default"],
       "serving": ["fill_mask", "sentence_order", "serving_default"]}
   assert fresh["albert_imported"] is False
@@ -157,6 +164,26 @@ def test_encoder_outputs_equal_the_keras_model(fresh, model_dir):
   inputs["masked_lm_positions"] = tf.constant([[1, 2]] * len(TEXTS))
   np.testing.assert_allclose(fresh["mlm_logits"],
                              pretrainer(inputs)["mlm_logits"].numpy(), atol=1e-4)
+
+
+def test_original_hub_signatures(fresh, model_dir, export_dir, spm_model):
+  _, pretrainer = model_dir
+  inputs = {k: tf.constant(v) for k, v in fresh["inputs"].items()}
+  assert sorted(fresh["tokens"]) == ["pooled_output", "sequence_output"]
+  for name in ("pooled_output", "sequence_output"):
+    np.testing.assert_allclose(fresh["tokens"][name], fresh["encoder"][name],
+                               atol=1e-6)
+    np.testing.assert_allclose(fresh["sop"][name], fresh["encoder"][name],
+                               atol=1e-6)
+  inputs["masked_lm_positions"] = tf.constant([[1]] * len(TEXTS))
+  logits = pretrainer(inputs)["sentence_order_logits"].numpy().astype(np.float64)
+  log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+  np.testing.assert_allclose(fresh["sop"]["sop_log_probs"], log_probs, atol=1e-5)
+  # tokenization_info points at the SentencePiece model inside the SavedModel.
+  assert fresh["vocab_file"] == str(export_dir / "encoder" / "assets" / "spm.model")
+  with open(fresh["vocab_file"], "rb") as got, open(spm_model, "rb") as want:
+    assert got.read() == want.read()
+  assert fresh["do_lower_case"] is True
 
 
 def test_fill_mask_and_sentence_order(fresh, model_dir, spm_model):
