@@ -16,12 +16,13 @@ Everything runs in the TensorFlow graph (only TF and TF-Text ops), as
      end log-probability; then the best over the question's windows (v2.0:
      null odds = the minimum answerability logit over them);
   5. the answer is the ORIGINAL context words of the span joined with one
-     space.
+     space, and `start_char`/`end_char` locate the span in the context.
 """
 
 from typing import Dict
 
 import tensorflow as tf
+import tensorflow_text as tf_text
 
 from albert.preprocessor import AlbertPreprocessor
 from albert.tasks.squad_postprocess import NO_SPAN_ODDS
@@ -36,6 +37,9 @@ class SquadServingModule(tf.Module):
     answer: string [B], the context words of the best span ("" if none);
     start_word, end_word: int32 [B], the span's first and last word (0-based
       index in the whitespace-split context; -1 if none);
+    start_char, end_char: int32 [B], the span in the context in Unicode
+      characters, end exclusive: in Python, `context[start_char:end_char]`
+      is the answer with the context's own whitespace (-1 if none);
     score: float32 [B], the span's start + end logit (v1.1) or log-prob
       (v2.0);
     v2.0 only: is_impossible: bool [B], null_odds > null_threshold (then
@@ -57,17 +61,17 @@ class SquadServingModule(tf.Module):
     self.version = model.version
 
   def _context_tokens(self, context):
-    """Words [B, (W)], tokens [B, (N)] and each token's word [B, (N)]."""
+    """Words [B, (W)] and their byte offsets [B, (W)] (begin, end), tokens
+    [B, (N)] and each token's word [B, (N)]."""
     p = self.preprocessor
-    text = tf.strings.regex_replace(context, _WHITESPACE, " ")
-    text = tf.strings.regex_replace(text, "^ | $", "")
-    words = tf.strings.split(text, sep=" ")  # [B, (W)]
+    words, begin, end = tf_text.regex_split_with_offsets(
+        context, _WHITESPACE)  # [B, (W)] each
     pieces = p.tokenize(words.flat_values)  # [N_words, (P)]
     doc = words.with_flat_values(pieces).merge_dims(1, 2)  # [B, (N)]
     word_index = tf.ragged.range(words.row_lengths()).flat_values
     token_word = doc.with_flat_values(
         tf.repeat(word_index, pieces.row_lengths()))  # [B, (N)]
-    return words, doc, token_word
+    return (words, begin, end), doc, token_word
 
   def _windows(self, question, context):
     """The windows of every example, flattened to W rows.
@@ -75,7 +79,7 @@ class SquadServingModule(tf.Module):
     Returns:
       inputs: packed int32 [W, T] model inputs with `paragraph_mask`;
       window_example: int32 [W], the example of each window;
-      words: string [B, (words)];
+      words: (string words [B, (W)], their begin and end byte offsets);
       position_word: int32 [W, T], the context word at each position (-1
         outside the context);
       position_is_max: bool [W, T], the window gives the token at this
@@ -131,6 +135,18 @@ class SquadServingModule(tf.Module):
     return (inputs, tf.cast(example, tf.int32), words,
             tf.cast(at_positions(window_word, -1), tf.int32),
             at_positions(window_is_max, False))
+
+  @staticmethod
+  def _char_offset(context, byte_offsets, word, found):
+    """Unicode-character offset into `context` [B] of byte_offsets[b, word[b]]
+    (-1 where not `found`)."""
+    values = tf.concat([tf.cast(byte_offsets.flat_values, tf.int32), [0]],
+                       0)  # one 0 at the end for the examples without a span
+    row_starts = tf.cast(byte_offsets.row_starts(), tf.int32)
+    flat = tf.gather(values, tf.where(found, row_starts + word,
+                                      tf.size(values) - 1))  # [B]
+    prefix = tf.strings.substr(context, tf.zeros_like(flat), flat)  # [B]
+    return tf.where(found, tf.strings.length(prefix, unit="UTF8_CHAR"), -1)
 
   def _best_pair(self, starts, ends, start_scores, end_scores, start_ok,
                  end_ok):
@@ -190,12 +206,16 @@ class SquadServingModule(tf.Module):
                                            batch_dims=1)
     start_word = tf.where(found, words_of(pick(start)), -1)
     end_word = tf.where(found, words_of(pick(end)), -1)
+    words, word_begin, word_end = words
+    start_char = self._char_offset(context, word_begin, start_word, found)
+    end_char = self._char_offset(context, word_end, end_word, found)
     word_pos = tf.ragged.range(tf.cast(words.row_lengths(), tf.int32))
     in_span = ((word_pos >= start_word[:, tf.newaxis]) &
                (word_pos <= end_word[:, tf.newaxis]))
     answer = tf.strings.reduce_join(tf.ragged.boolean_mask(words, in_span),
                                     axis=1, separator=" ")
     result.update(answer=answer, start_word=start_word, end_word=end_word,
+                  start_char=start_char, end_char=end_char,
                   score=tf.where(found, best_score, float("-inf")))
     return result
 

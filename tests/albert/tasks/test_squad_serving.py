@@ -4,6 +4,7 @@ same model on contexts that need several doc-stride windows."""
 
 import json
 import random
+import re
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ import tensorflow as tf
 from albert.tasks.squad_task import SquadTask
 from tests.albert.tasks.finetune_helpers import TINY
 
+SPACES = (" ", " ", " ", "  ", "\t", "\n", " \r\n", "\u202f")
+SPACES_CHARS = set("".join(SPACES))
 WORDS = ("the file name is a string of the module and list values with an "
          "object in each class for this function returns None, when (x) "
          "Café naïve 12,5").split()
@@ -20,7 +23,10 @@ WORDS = ("the file name is a string of the module and list values with an "
 def _write_dev(path, version, rng, n=12):
   paragraphs = []
   for k in range(n):
-    context = " ".join(rng.choices(WORDS, k=rng.randint(0, 45) if k else 0))
+    # Words apart by SQuAD's whitespace in its varied forms.
+    words = rng.choices(WORDS, k=rng.randint(0, 45) if k else 0)
+    context = "".join(w + rng.choice(SPACES) for w in words)
+    context = rng.choice(SPACES) + context if k % 3 == 1 else context.rstrip()
     qa = {"id": f"q{k}", "question": " ".join(rng.choices(WORDS, k=6)),
           "answers": []}
     if version == "2.0":
@@ -61,10 +67,22 @@ def test_served_answers_equal_the_python_predictions(tmp_path, spm_model,
   answers = [a.decode() for a in served["answer"].numpy()]
   assert answers == [predictions[f"q{k}"] for k in range(len(questions))]
   assert sum(bool(a) for a in answers) >= len(answers) // 2
-  for k, answer in enumerate(answers):  # word indices point at the answer
+  for k, answer in enumerate(answers):  # word and character offsets
     first, last = served["start_word"][k], served["end_word"][k]
-    assert " ".join(contexts[k].split()[first:last + 1] if answer else []) \
-        == answer
+    start, end = int(served["start_char"][k]), int(served["end_char"][k])
+    if not answer:
+      assert first == last == start == end == -1
+      continue
+    words = [w for w in re.split("[ \t\r\n\u202f]+", contexts[k]) if w]
+    assert " ".join(words[first:last + 1]) == answer
+    span = contexts[k][start:end]  # the context's own whitespace inside
+    assert re.sub("[ \t\r\n\u202f]+", " ", span) == answer
+    assert start == 0 or contexts[k][start - 1] in SPACES_CHARS
+    assert end == len(contexts[k]) or contexts[k][end] in SPACES_CHARS
+    assert len(re.findall("[ \t\r\n\u202f]+", " " + contexts[k][:start])) \
+        == first + 1  # the span starts at word `first`
+  assert any(not c.isascii() for k, a in enumerate(answers) if a
+             for c in contexts[k][:int(served["start_char"][k])])
   if version == "2.0":
     with open(tmp_path / "null_odds.json") as f:
       odds = json.load(f)
