@@ -188,3 +188,5 @@ def test_learns_synthetic_squad_and_serves(tmp_path, spm_model, tokenizer,
       context_words = dev[k]["context"].split()
       span = context_words[served["start_word"][k]:served["end_word"][k] + 1]
       assert " ".join(span) == answers[qid]
+      chars = dev[k]["context"][served["start_char"][k]:served["end_char"][k]]
+      assert " ".join(chars.split()) == answers[qid]
