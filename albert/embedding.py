@@ -83,6 +83,10 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
           f"sequence length {seq_length} exceeds max_position_embeddings="
           f"{self.max_position_embeddings}")
     dynamic_length = tf.shape(input_word_ids)[1]
+    tf.debugging.assert_less_equal(
+        dynamic_length, self.max_position_embeddings,
+        message=f"sequence length exceeds max_position_embeddings="
+        f"{self.max_position_embeddings}")
     # The tables are not autocast: lookups and the sum stay in float32.
     words = tf.gather(self.word_embeddings,
                       input_word_ids)  # [B, T] -> [B, T, E]

@@ -7,7 +7,6 @@
 
 import dataclasses
 import json
-import math
 import os
 from typing import Dict, Optional, Sequence
 
@@ -43,29 +42,32 @@ def finetuning_task(task_cls=gin.REQUIRED):
 @gin.configurable
 @dataclasses.dataclass(frozen=True)
 class EpochSchedule:
-  """Training length in epochs of the training features, when a recipe says so.
+  """Training length in epochs of the training examples, when a recipe says so.
+
+  As the original run_squad_v1.py: epochs count examples (SQuAD: questions,
+  not their doc-stride windows) and both counts are truncated.
 
   Attributes:
-    train_epochs: when set, train_steps = ceil(epochs x features / batch) and
+    train_epochs: when set, train_steps = int(examples / batch x epochs) and
       the learning rate decays to 0 over those steps.
-    warmup_proportion: when set, warmup_steps = proportion x train_steps.
+    warmup_proportion: when set, warmup_steps = int(train_steps x proportion).
   """
   train_epochs: Optional[float] = None
   warmup_proportion: Optional[float] = None
 
   def apply(self, trainer_config: TrainerConfig,
-            optimizer_config: OptimizerConfig, num_features: int,
+            optimizer_config: OptimizerConfig, num_examples: int,
             global_batch_size: int):
     """(trainer_config, optimizer_config) with the derived step counts."""
     steps = trainer_config.train_steps
     changes = {}
     if self.train_epochs is not None:
-      steps = max(1, math.ceil(self.train_epochs * num_features /
-                               global_batch_size))
+      steps = max(1, int(num_examples / global_batch_size *
+                         self.train_epochs))
       trainer_config = dataclasses.replace(trainer_config, train_steps=steps)
       changes["decay_steps"] = steps
     if self.warmup_proportion is not None:
-      changes["warmup_steps"] = int(round(self.warmup_proportion * steps))
+      changes["warmup_steps"] = int(steps * self.warmup_proportion)
     # One replace: the schedule is validated as a whole.
     optimizer_config = dataclasses.replace(optimizer_config, **changes)
     return trainer_config, optimizer_config
@@ -97,7 +99,8 @@ def train(task: FinetuneTask, *, model_dir: str,
   distribution = strategy_lib.make_strategy(strategy, tpu=tpu)
   num_features = task.prepare_training_data()
   trainer_config, optimizer_config = EpochSchedule().apply(
-      TrainerConfig(), OptimizerConfig(), num_features, task.global_batch_size)
+      TrainerConfig(), OptimizerConfig(), task.num_train_examples,
+      task.global_batch_size)
   trainer = Trainer(task=task, strategy=distribution,
                     optimizer_config=optimizer_config, config=trainer_config,
                     model_dir=model_dir)
@@ -111,9 +114,10 @@ def train(task: FinetuneTask, *, model_dir: str,
                       "initialised encoder.")
   if trainer.is_chief:
     model_dir_lib.write_operative_config(model_dir)
-  logging.info("Fine-tuning %s: %d steps of %d examples (%d training "
-               "features), model_dir %s", task.name, trainer_config.train_steps,
-               task.global_batch_size, num_features, model_dir)
+  logging.info("Fine-tuning %s: %d steps of %d features (%d training "
+               "examples gave %d features), model_dir %s", task.name,
+               trainer_config.train_steps, task.global_batch_size,
+               task.num_train_examples, num_features, model_dir)
   trainer.train()
   return trainer
 

@@ -156,11 +156,25 @@ class AlbertPreprocessor(tf.Module):
             "input_mask": tf.cast(mask, tf.int32),
             "input_type_ids": tf.cast(type_ids, tf.int32)}
 
+  @staticmethod
+  def check_same_batch(**inputs: tf.Tensor) -> None:
+    """Fails (InvalidArgumentError) unless every input has the same batch size.
+
+    Signatures take their inputs as separate [B, ...] tensors; without this
+    check unequal ones crash inside TF-Text or silently drop examples.
+    """
+    (first, tensor), *rest = inputs.items()
+    for name, other in rest:
+      tf.debugging.assert_equal(
+          tf.shape(other)[0], tf.shape(tensor)[0],
+          message=f"{first} and {name} must hold the same number of examples")
+
   def __call__(self, text: tf.Tensor,
                second: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
     """One or two string [B] segments -> packed encoder inputs."""
     segments = [self.tokenize(text)]
     if second is not None:
+      self.check_same_batch(first=text, second=second)
       segments.append(self.tokenize(second))
     return self.pack(segments)
 

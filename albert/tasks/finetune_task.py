@@ -105,6 +105,7 @@ class FinetuneTask(Task, abc.ABC):
                                    if data_dir else None)
     self._tokenizer = None
     self._train_records = None  # (path, count) once converted
+    self.num_train_examples = None  # examples (not features) once read
     self._split_features = {}  # split -> (examples, features, arrays)
     self._predict_steps = weakref.WeakKeyDictionary()  # model -> tf.function
 
@@ -167,6 +168,7 @@ class FinetuneTask(Task, abc.ABC):
 
   def preprocessor(self) -> AlbertPreprocessor:
     """The in-graph tokenizer for serving (same normalisation and pieces)."""
+    _ = self.tokenizer  # checks that the model is given and fits the vocabulary
     return AlbertPreprocessor(self.spm_model_file, self.seq_length,
                               self.do_lower_case)
 
@@ -190,11 +192,16 @@ class FinetuneTask(Task, abc.ABC):
     return self.data_dir
 
   def prepare_training_data(self) -> int:
-    """Converts (or finds cached) training features; returns their count."""
+    """Converts (or finds cached) training features; returns their count.
+
+    Also sets `num_train_examples` (SQuAD: questions; one example can give
+    several features).
+    """
     if self._train_records is None:
       self._require_data_dir()
       _ = self.tokenizer  # fail early on a missing model or wrong vocabulary
       examples = self.read_examples(self.train_split)
+      self.num_train_examples = len(examples)
       key = {"task": self.name, "split": self.train_split,
              "spm_sha256": file_sha256(self.spm_model_file),
              "do_lower_case": self.do_lower_case,

@@ -162,6 +162,7 @@ class SquadServingModule(tf.Module):
 
   @tf.function(input_signature=[_TEXT, _TEXT])
   def serve(self, question, context):
+    self.preprocessor.check_same_batch(question=question, context=context)
     inputs, example, words, position_word, position_is_max = self._windows(
         question, context)
     outputs = self.model(inputs, training=False)

@@ -93,6 +93,19 @@ out["fill"] = {k: (v.numpy().astype(str).tolist() if v.dtype == tf.string
                    else v.numpy().tolist()) for k, v in fill.items()}
 order = srv.signatures["sentence_order"](first=tf.constant(["a", ""]), second=tf.constant(["b", ""]))
 out["order"] = {k: v.numpy().tolist() for k, v in order.items()}
+def error_of(call):
+  try:
+    call()
+    return None
+  except tf.errors.InvalidArgumentError as e:
+    return e.message
+out["pair_batch_error"] = error_of(lambda: pre.signatures["pair"](
+    first=tf.constant(["a", "b"]), second=tf.constant(["c"])))
+out["order_batch_error"] = error_of(lambda: srv.signatures["sentence_order"](
+    first=tf.constant(["a"]), second=tf.constant(["c", "d", "e"])))
+too_long = tf.ones([1, 65], tf.int32)
+out["too_long_error"] = error_of(lambda: enc.signatures["serving_default"](
+    input_word_ids=too_long, input_mask=too_long, input_type_ids=0 * too_long))
 try:
   srv.signatures["serving_default"](text=tf.constant([1, 2]))
   out["rejects_ints"] = False
@@ -130,6 +143,18 @@ def test_fresh_process_signatures_and_no_package_import(fresh):
       "serving": ["fill_mask", "sentence_order", "serving_default"]}
   assert fresh["albert_imported"] is False
   assert fresh["rejects_ints"] is True
+
+
+def test_unequal_batches_and_over_long_ids_are_rejected_with_a_message(fresh):
+  # Two text inputs of different batch sizes used to abort the process in
+  # TF-Text (or silently drop examples); ids longer than the position table
+  # used to fail on an unexplained broadcast.
+  assert "first and second must hold the same number of examples" in \
+      fresh["pair_batch_error"]
+  assert "first and second must hold the same number of examples" in \
+      fresh["order_batch_error"]
+  assert "sequence length exceeds max_position_embeddings=64" in \
+      fresh["too_long_error"]
 
 
 def test_preprocessing_equals_the_python_tokenizer(fresh, tokenizer):

@@ -290,3 +290,19 @@ def test_stsb_regression_reports_correlations_and_serves_a_score(
   out = helpers.call_saved_model(export_dir, {"text_a": ["a b", ""],
                                               "text_b": ["c", "d e"]})
   assert list(out) == ["score"] and len(out["score"]) == 2
+
+
+def test_serving_preprocessor_checks_the_sentencepiece_model(spm_model):
+  # The export path builds the serving tokenizer: it must refuse what the
+  # training path refuses, not ship a SavedModel with the wrong vocabulary.
+  task = GlueTask(task_name="sst2", spm_model_file=None, seq_length=32,
+                  model_config=helpers.TINY)
+  with pytest.raises(ValueError, match="--spm_model_file is required"):
+    task.preprocessor()
+  task = GlueTask(task_name="sst2", spm_model_file=spm_model, seq_length=32,
+                  model_config=helpers.TINY.replace(vocab_size=8000))
+  with pytest.raises(ValueError, match="pieces but AlbertConfig.vocab_size is 8000"):
+    task.preprocessor()
+  task = GlueTask(task_name="sst2", spm_model_file=spm_model, seq_length=32,
+                  model_config=helpers.TINY)
+  assert int(task.preprocessor().tokenizer.vocab_size()) == helpers.TINY.vocab_size

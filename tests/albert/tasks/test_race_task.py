@@ -82,6 +82,12 @@ def test_serving_packing_equals_the_python_features(tmp_path, spm_model):
   # Something was truncated on both sides, so the test means something.
   assert features[0]["input_mask"].sum(-1).max() == 24
   assert features[1]["input_type_ids"][3].sum() == 8  # 7 qa tokens + [SEP]
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match="article and options must hold the same number"):
+    module._pack_options(  # pylint: disable=protected-access
+        tf.constant([examples[0].context]),
+        tf.constant([examples[0].question]),
+        tf.constant([list(e.options) for e in examples]))
 
 
 def _example(context, question, options, label=0):

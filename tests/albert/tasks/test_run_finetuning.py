@@ -20,10 +20,13 @@ from tests.albert.tasks.test_glue_task import write_sst2
 def test_epoch_schedule_derives_steps_and_warmup():
   trainer, optimizer = EpochSchedule(train_epochs=2.0, warmup_proportion=0.1).apply(
       TrainerConfig(train_steps=5), OptimizerConfig(warmup_steps=0, decay_steps=5),
-      num_features=1000,
+      num_examples=1000,
       global_batch_size=48)
-  assert trainer.train_steps == 42  # ceil(2 * 1000 / 48)
-  assert optimizer.decay_steps == 42 and optimizer.warmup_steps == 4
+  assert trainer.train_steps == 41  # int(1000 / 48 * 2) = int(41.67)
+  assert optimizer.decay_steps == 41 and optimizer.warmup_steps == 4  # int(4.1)
+  _, optimizer = EpochSchedule(train_epochs=2.0, warmup_proportion=0.1).apply(
+      TrainerConfig(), OptimizerConfig(warmup_steps=0, decay_steps=5), 1190, 48)
+  assert optimizer.decay_steps == 49 and optimizer.warmup_steps == 4  # int(4.9)
   trainer, optimizer = EpochSchedule().apply(
       TrainerConfig(train_steps=5), OptimizerConfig(warmup_steps=2, decay_steps=5),
       1000, 48)

@@ -83,6 +83,9 @@ def test_served_answers_equal_the_python_predictions(tmp_path, spm_model,
         == first + 1  # the span starts at word `first`
   assert any(not c.isascii() for k, a in enumerate(answers) if a
              for c in contexts[k][:int(served["start_char"][k])])
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match="question and context must hold the same number"):
+    module.serve(tf.constant(questions[:2]), tf.constant(contexts[:1]))
   if version == "2.0":
     with open(tmp_path / "null_odds.json") as f:
       odds = json.load(f)
