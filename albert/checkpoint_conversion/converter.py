@@ -100,8 +100,15 @@ def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
   table = huggingface_names.name_table(config)
   pretrainer, weights = _build(config, table)
   shapes = {n: tuple(v.shape) for n, v in weights.items()}
-  _assign(weights, table.to_ours(tensors, shapes, source=path))
-  logging.info("%s: %d weights read", path, len(table))
+  absent = huggingface_names.absent_heads(tensors)
+  arrays = table.to_ours(tensors, shapes, source=path,
+                         may_lack=huggingface_names.head_names(absent))
+  _assign(weights, arrays)
+  if absent:
+    logging.warning("%s holds no %s (not an AlbertForPreTraining): kept "
+                    "freshly initialised; fine-tune before relying on them",
+                    path, " or ".join(absent))
+  logging.info("%s: %d weights read", path, len(arrays))
   with _staged(output_dir) as staging:
     written = model_dir_lib.write_model_dir(staging, pretrainer, step=0)
   return os.path.join(output_dir, os.path.basename(written))

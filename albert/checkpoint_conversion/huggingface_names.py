@@ -169,6 +169,42 @@ def split_aliases(tensors: Dict[str, np.ndarray], *,
   return weights
 
 
+# Heads that transformers models other than AlbertForPreTraining leave out
+# (AlbertForMaskedLM has no sentence-order head, and no pooler in
+# transformers 5); a conversion keeps them freshly initialised.
+OPTIONAL_HEADS = ("albert.pooler", "sop_classifier.classifier")
+
+
+def absent_heads(tensors: Mapping[str, Any]) -> List[str]:
+  """The OPTIONAL_HEADS of which `tensors` hold neither weight nor bias."""
+  return [head for head in OPTIONAL_HEADS
+          if f"{head}.weight" not in tensors and f"{head}.bias" not in tensors]
+
+
+def head_names(heads: List[str]) -> List[str]:
+  """Every tensor name of the given heads."""
+  return [f"{head}.{p}" for head in heads for p in ("weight", "bias")]
+
+
+def check_group_rule(config: AlbertConfig, *, what: str) -> None:
+  """Refuses (L, G) for which transformers groups layers otherwise.
+
+  The original (and this package) runs layer l with group int(l / L * G);
+  transformers computes int(l / (L / G)), which rounds differently for a few
+  pairs (e.g. L=18, G=14, l=9), so the same weights would compute something
+  else there.
+  """
+  layers, groups = config.num_layers, config.num_hidden_groups
+  for layer in range(layers):
+    here, there = int(layer / layers * groups), int(layer / (layers / groups))
+    if here != there:
+      raise ConversionError(
+          f"{what}: num_layers={layers} with num_hidden_groups={groups}: "
+          f"transformers runs layer {layer} with group {there}, the original "
+          f"rule int(l / L * G) with group {here}; the converted model would "
+          "compute something else, so it is not converted")
+
+
 def config_from_huggingface(data: Mapping[str, Any], *,
                             source: str) -> AlbertConfig:
   """An `AlbertConfig` from transformers' `config.json` contents."""
@@ -192,9 +228,11 @@ def config_from_huggingface(data: Mapping[str, Any], *,
     logging.info("%s: keys without a counterpart, ignored: %s", source,
                  ", ".join(ignored))
   try:
-    return AlbertConfig(sharing="all", **fields)
+    config = AlbertConfig(sharing="all", **fields)
   except (TypeError, ValueError) as e:
     raise ConversionError(f"{source}: {e}") from e
+  check_group_rule(config, what=source)
+  return config
 
 
 def config_to_huggingface(config: AlbertConfig, *,
@@ -207,6 +245,7 @@ def config_to_huggingface(config: AlbertConfig, *,
   if config.hidden_act not in _ACTIVATIONS_OUT:
     raise ConversionError(f"{what}: hidden_act={config.hidden_act!r} has no "
                           "transformers counterpart")
+  check_group_rule(config, what=what)
   fields = config.to_dict()
   data: Dict[str, Any] = {"architectures": [ARCHITECTURE],
                           "model_type": MODEL_TYPE,

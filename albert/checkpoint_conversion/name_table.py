@@ -78,13 +78,17 @@ class NameTable:
 
   def to_ours(self, tensors: Mapping[str, np.ndarray],
               shapes: Mapping[str, Tuple[int, ...]], *,
-              source: str) -> Dict[str, np.ndarray]:
+              source: str,
+              may_lack: Iterable[str] = ()) -> Dict[str, np.ndarray]:
     """External tensors -> our arrays, every name and shape checked.
 
     Args:
-      tensors: external name -> array; must hold exactly the table's names.
+      tensors: external name -> array; must hold exactly the table's names,
+        except that those in `may_lack` may be absent (then they are not in
+        the result: the caller keeps its own values and says so).
       shapes: our name -> the shape our model expects.
       source: the file or directory read, for messages.
+      may_lack: external names that the checkpoint need not hold.
 
     Raises:
       ConversionError: unexpected or missing tensors (named), or a tensor
@@ -97,13 +101,15 @@ class NameTable:
           f"weights of an ALBERT pretraining model ({self.format_name} "
           "names) with this config; check that the config belongs to the "
           "checkpoint")
-    missing = set(self._by_external) - set(tensors)
+    missing = set(self._by_external) - set(tensors) - set(may_lack)
     if missing:
       raise ConversionError(
           f"{source}: missing tensors {name_list(missing)}: the checkpoint "
           "does not hold a whole ALBERT pretraining model with this config")
     ours = {}
     for entry in self.entries:
+      if entry.external not in tensors:
+        continue  # in may_lack
       array = np.asarray(tensors[entry.external])
       want = tuple(shapes[entry.ours])
       if entry.transpose:

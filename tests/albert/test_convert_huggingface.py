@@ -106,6 +106,49 @@ def test_to_huggingface_loads_in_transformers(tmp_path):
                 pretrainer_outputs(pretrainer, *inputs))
 
 
+def test_masked_lm_checkpoint_without_pooler_or_sop_head(tmp_path):
+  """transformers' AlbertForMaskedLM (the hub's albert-*-v2 architecture)
+  has no sentence-order head, and in transformers 5 no pooler: those two
+  start fresh, everything else matches transformers."""
+  torch.manual_seed(5)
+  config = transformers.AlbertConfig(hidden_act="gelu_new", **TINY)
+  model = transformers.AlbertForMaskedLM(config).eval()
+  with torch.no_grad():
+    for p in model.parameters():
+      p.add_(0.2 * torch.randn_like(p))
+  model.save_pretrained(tmp_path / "hf")
+  saved = safetensors_numpy.load_file(str(tmp_path / "hf" / "model.safetensors"))
+  assert not any(k.startswith("sop_classifier") for k in saved)
+  converter.from_huggingface(checkpoint=str(tmp_path / "hf"),
+                             output_dir=str(tmp_path / "ours"))
+  pretrainer, _ = model_dir_lib.load_pretrainer(str(tmp_path / "ours"))
+  word_ids, mask, type_ids, positions = _inputs()
+  got = pretrainer_outputs(pretrainer, word_ids, mask, type_ids, positions)
+  args = dict(input_ids=torch.tensor(word_ids), attention_mask=torch.tensor(mask),
+              token_type_ids=torch.tensor(type_ids))
+  with torch.no_grad():
+    sequence = model.albert(**args).last_hidden_state.numpy()
+    logits = model(**args).logits.numpy()
+  np.testing.assert_allclose(got[0], sequence, atol=1e-4, rtol=1e-4)
+  np.testing.assert_allclose(
+      got[2], np.take_along_axis(logits, positions[..., None], axis=1),
+      atol=1e-4, rtol=1e-4)
+
+
+def test_group_rule_transformers_cannot_express_is_refused(tmp_path):
+  config = AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16,
+                        num_layers=18, num_heads=4, intermediate_size=32,
+                        max_position_embeddings=16, num_hidden_groups=14)
+  model_dir_lib.write_model_dir(
+      str(tmp_path / "ours"), AlbertPretrainer.from_config_object(config),
+      step=0)
+  with pytest.raises(ConversionError, match="transformers runs layer 9 with "
+                     "group 6"):
+    converter.to_huggingface(checkpoint=str(tmp_path / "ours"),
+                             output_dir=str(tmp_path / "hf"))
+  assert not (tmp_path / "hf").exists()
+
+
 def test_huggingface_round_trip_is_bit_exact(tmp_path):
   model = _hf_model(num_hidden_groups=2, inner_group_num=2)
   model.save_pretrained(tmp_path / "hf")
@@ -192,9 +235,19 @@ def test_bad_huggingface_inputs_are_named(tmp_path):
   _fails(tmp_path, variant("extra", tensors_changed={
       **tensors, "classifier.weight": np.zeros((3, 16), np.float32)}),
          r"unexpected tensors classifier.weight")
-  missing = {k: v for k, v in tensors.items() if k != "albert.pooler.bias"}
+  missing = {k: v for k, v in tensors.items()
+             if k != "albert.embeddings.LayerNorm.bias"}
   _fails(tmp_path, variant("missing", tensors_changed=missing),
+         r"missing tensors albert.embeddings.LayerNorm.bias")
+  # A head may be absent as a whole (see the AlbertForMaskedLM test), not
+  # in part.
+  half = {k: v for k, v in tensors.items() if k != "albert.pooler.bias"}
+  _fails(tmp_path, variant("half_pooler", tensors_changed=half),
          r"missing tensors albert.pooler.bias")
+  _fails(tmp_path, variant("groups", config_changes={
+      "num_hidden_layers": 18, "num_hidden_groups": 14}),
+         r"transformers runs layer 9 with group 6, the original rule "
+         r"int\(l / L \* G\) with group 7")
   (tmp_path / "empty").mkdir()
   _fails(tmp_path, tmp_path / "empty",
          r"holds neither model.safetensors nor pytorch_model.bin")
