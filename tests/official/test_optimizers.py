@@ -46,10 +46,8 @@ def _run(optimizer_cls, *, adapt_all, bias_correction, steps=6, lr=None,
   spec = _variables(rng)
   tf_vars = {n: tf.Variable(v.astype(np.float32), name=n)
              for n, (v, _) in spec.items()}
-  lr = lr if lr is not None else (lambda t: 0.01)
-  schedule = lr if not callable(lr) else None
-  opt = optimizer_cls(learning_rate=schedule if schedule else 0.01,
-                      bias_correction=bias_correction)
+  lr = 0.01 if lr is None else lr  # a float or a schedule of the step
+  opt = optimizer_cls(learning_rate=lr, bias_correction=bias_correction)
   np_state = {n: [v.astype(np.float64), 0.0, 0.0] for n, (v, _) in spec.items()}
   for t in range(steps):
     grads = {n: rng.normal(size=v.shape) for n, (v, _) in spec.items()}
@@ -68,7 +66,8 @@ def _run(optimizer_cls, *, adapt_all, bias_correction, steps=6, lr=None,
         g_tf = tf.constant(g, tf.float32)
       pairs.append((g_tf, tf_vars[n]))
     opt.apply_gradients(pairs)
-    step_lr = float(lr(t)) if schedule else 0.01
+    # Keras evaluates a schedule at the step count before the update.
+    step_lr = float(lr(t)) if callable(lr) else lr
     for n, (_, excluded) in spec.items():
       w, m, v = np_state[n]
       np_state[n] = list(_reference_step(
@@ -94,11 +93,21 @@ def test_adamw_matches_numpy_with_trust_ratio_one():
 
 def test_lamb_with_schedule_matches_numpy():
   schedule = WarmupPolynomialDecay(0.05, decay_steps=8, warmup_steps=3)
+  rates = [float(schedule(t)) for t in range(8)]
+  np.testing.assert_allclose(rates, [0.05 * t / 3 for t in range(3)] +
+                             [0.05 * (1 - t / 8) for t in range(3, 8)],
+                             rtol=1e-6)
   tf_vars, np_state = _run(Lamb, adapt_all=False, bias_correction=False,
                            lr=schedule, steps=8)
   for name, var in tf_vars.items():
     np.testing.assert_allclose(var.numpy(), np_state[name][0], rtol=2e-5,
                                atol=2e-6, err_msg=name)
+  # The schedule is what moved the weights: a constant rate ends elsewhere.
+  constant, _ = _run(Lamb, adapt_all=False, bias_correction=False, lr=0.05,
+                     steps=8)
+  kernel = "encoder/layer_0/dense/kernel"
+  assert not np.allclose(constant[kernel].numpy(), tf_vars[kernel].numpy(),
+                         atol=1e-4)
 
 
 def test_lamb_differs_from_adamw():
