@@ -30,11 +30,19 @@ def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
   return files
 
 
+def _is_gzip(path: str) -> bool:
+  """True if the file starts with the gzip magic bytes (whatever its name)."""
+  with tf.io.gfile.GFile(path, "rb") as f:
+    return f.read(2) == b"\x1f\x8b"
+
+
 def _compression(files: List[str]) -> Optional[str]:
-  gz = [f.endswith(".gz") for f in files]
+  """"GZIP" or None, from the files' contents (`--gzip` keeps plain names)."""
+  gz = [_is_gzip(f) for f in files]
   if any(gz) and not all(gz):
-    raise ValueError("cannot mix gzip (.gz) and plain TFRecord files: "
-                     f"{files[gz.index(True)]} and {files[gz.index(False)]}")
+    raise ValueError("cannot mix gzip and plain TFRecord files: "
+                     f"{files[gz.index(True)]} is gzip, "
+                     f"{files[gz.index(False)]} is not; regenerate one kind")
   return "GZIP" if gz[0] else None
 
 

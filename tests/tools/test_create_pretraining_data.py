@@ -93,6 +93,15 @@ def test_gzip_holds_the_same_records(tmp_path, corpus_path, spm_model,
     records = [r.numpy() for r in tf.data.TFRecordDataset(
         path, compression_type="GZIP")]
     assert records == list(read_records_from_bytes(plain))
+  # The package's own input pipeline reads them as they are named.
+  from albert import data  # pylint: disable=g-import-not-at-top
+  pattern = str(tmp_path / "train-*.tfrecord")
+  data.check_record_shapes(pattern, 64, 10)
+  dataset = data.pretraining_dataset(pattern, seq_length=64,
+                                     max_predictions_per_seq=10,
+                                     batch_size=4, training=False)
+  batch = next(iter(dataset))
+  assert batch["input_word_ids"].shape == (4, 64)
 
 
 def test_crash_then_rerun_gives_identical_bytes(tmp_path, corpus_path,
