@@ -24,7 +24,7 @@ import multiprocessing
 import os
 import threading
 import time
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from absl import logging
 
@@ -240,8 +240,11 @@ def create_pretraining_data(
       all(os.path.exists(p) for p in job.paths)):
     logging.info("%s is up to date", job.manifest_path)
     return previous
-  created = sorted(d for d in {os.path.dirname(p) for p in job.paths}
-                   if not os.path.isdir(d))
+  # Every directory the outputs and the manifest need, made before any work
+  # (so the end of a long run cannot fail on a missing one) and removed
+  # again, deepest first, if the input turns out to be unusable.
+  created = _missing_directories(
+      [os.path.dirname(p) for p in job.paths + [job.manifest_path]])
   for directory in created:
     os.makedirs(directory, exist_ok=True)
   try:
@@ -269,6 +272,17 @@ def create_pretraining_data(
   logging.info("Wrote %d examples in %d shards; manifest %s",
                totals.examples, len(job.paths), job.manifest_path)
   return manifest
+
+
+def _missing_directories(directories: Sequence[str]) -> List[str]:
+  """The directories (and missing ancestors) that do not exist, parents first."""
+  missing = set()
+  for directory in directories:
+    directory = os.path.abspath(directory)
+    while not os.path.isdir(directory) and directory not in missing:
+      missing.add(directory)
+      directory = os.path.dirname(directory)
+  return sorted(missing)
 
 
 def _generate(job: _Job, model_proto: bytes, num_workers: int,

@@ -139,6 +139,28 @@ def test_bad_line_late_in_the_corpus_leaves_nothing(tmp_path, corpus_path,
     _generate(out, str(corpus), spm_model, shards=3, on_shard_done=done.append)
   assert done  # A shard was finished before the error ...
   assert not out.exists()  # ... and still nothing is left behind.
+  # Nor any of several directories the run made (outputs and manifest).
+  nested = tmp_path / "a" / "b" / "c"
+  with pytest.raises(InputError, match="not valid UTF-8"):
+    create_pretraining_data(
+        input_file=str(corpus), output_file=str(nested / "train.tfrecord"),
+        spm_model_file=spm_model, config=PretrainingDataConfig(**SMALL),
+        num_output_shards=2,
+        manifest_file=str(tmp_path / "meta" / "x" / "manifest.json"))
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
+
+
+def test_manifest_in_a_new_directory(tmp_path, corpus_path, spm_model):
+  manifest_file = tmp_path / "meta" / "sub" / "manifest.json"
+  corpus = tmp_path / "small.txt"
+  corpus.write_bytes(pathlib.Path(corpus_path).read_bytes()[:60_000])
+  manifest = create_pretraining_data(
+      input_file=str(corpus), output_file=str(tmp_path / "out" / "t.tfrecord"),
+      spm_model_file=spm_model, config=PretrainingDataConfig(**SMALL),
+      num_output_shards=1, manifest_file=str(manifest_file))
+  assert json.loads(manifest_file.read_text())["num_examples"] == \
+      manifest["num_examples"] > 0
+  assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["t.tfrecord"]
 
 
 def _cli(*args, cwd=None):
