@@ -9,8 +9,14 @@ read documents until one starts past the block's end) and every document is
 read by exactly one block. The plan depends only on the file sizes and
 `block_bytes`, never on how many processes run.
 
-A file's end always ends a document. A document longer than `block_bytes` is
-cut at a line boundary into parts of about that size, which bounds memory.
+A file's end always ends a document. A document longer than
+`max_document_bytes` is cut at a line boundary into parts of about that size.
+A block boundary cuts a document too when the document began more than
+`max_document_bytes` before it (`_is_cut`, decided from the bytes just
+before the boundary, so both neighbouring blocks agree): the earlier block
+stops there and the later one starts a new document. So no block reads more
+than about its own size plus `max_document_bytes` and one block, even in a
+corpus without blank lines; documents of ordinary length are never cut.
 """
 
 import dataclasses
@@ -25,11 +31,17 @@ _SCAN_BYTES = 1 << 16
 
 @dataclasses.dataclass(frozen=True)
 class Block:
-  """Bytes [start, end) of one input file; `index` is its global position."""
+  """Bytes [start, end) of one input file; `index` is its global position.
+
+  `file_size` and `block_bytes` give the file's other blocks (where a
+  document read past `end` may be cut).
+  """
   index: int
   path: str
   start: int
   end: int
+  file_size: int
+  block_bytes: int
 
 
 def plan_blocks(files: Sequence[Tuple[str, int]],
@@ -39,11 +51,16 @@ def plan_blocks(files: Sequence[Tuple[str, int]],
   for path, size in files:
     if size <= 0:
       continue
-    count = -(-size // block_bytes)
-    bounds = [size * j // count for j in range(count + 1)]
+    bounds = _bounds(size, block_bytes)
     for start, end in zip(bounds[:-1], bounds[1:]):
-      blocks.append(Block(len(blocks), path, start, end))
+      blocks.append(Block(len(blocks), path, start, end, size, block_bytes))
   return blocks
+
+
+def _bounds(size: int, block_bytes: int) -> List[int]:
+  """0, the block starts and `size`: equal cuts of at most ~block_bytes."""
+  count = -(-size // block_bytes)
+  return [size * j // count for j in range(count + 1)]
 
 
 def _open_local(path: str) -> BinaryIO:
@@ -82,6 +99,29 @@ def _previous_line_is_blank(f: BinaryIO, line_start: int) -> bool:
   return not tail.decode("utf-8", errors="replace").strip()
 
 
+def _is_cut(f: BinaryIO, line_start: int, max_document_bytes: int) -> bool:
+  """Whether a block boundary whose first line starts at `line_start` cuts the
+  document running through it: no file start and no blank line among the
+  `max_document_bytes` + 1 bytes before it. Moves the file position."""
+  begin = max(0, line_start - max_document_bytes - 1)
+  if begin == 0:
+    return False
+  f.seek(begin)
+  lines = f.read(line_start - begin).split(b"\n")
+  # lines[0] may be the tail of a longer line; the last is empty (the cut is
+  # at a line start).
+  return not any(
+      not line.decode("utf-8", errors="replace").strip()
+      for line in lines[1:-1])
+
+
+def _boundaries_after(block: Block) -> Iterator[int]:
+  """The block starts of `block`'s file after `block` (from the plan)."""
+  for bound in _bounds(block.file_size, block.block_bytes):
+    if block.end <= bound < block.file_size:
+      yield bound
+
+
 def _decode(raw: bytes, f: BinaryIO, path: str, offset: int) -> str:
   try:
     return raw.decode("utf-8-sig" if offset == 0 else "utf-8")
@@ -110,14 +150,27 @@ def read_documents(block: Block, max_document_bytes: int,
     if block.start > 0:
       f.seek(block.start - 1)
       offset = block.start - 1 + len(f.readline())
-      skipping = not _previous_line_is_blank(f, offset)
+      skipping = (not _previous_line_is_blank(f, offset) and
+                  not _is_cut(f, offset, max_document_bytes))
       f.seek(offset)
+    later = _boundaries_after(block)  # Met only by a document read past end.
+    next_bound = next(later, None)
     doc, doc_bytes, in_doc = [], 0, False
     while True:
       raw = f.readline()
       if not raw:
         break
       line_start, offset = offset, offset + len(raw)
+      if line_start >= block.end and not in_doc:
+        break  # What follows belongs to the next blocks.
+      if next_bound is not None and line_start >= next_bound:
+        # The first line of one or more later blocks (a long line can span
+        # several): they all start here, so one answer serves them all.
+        if _is_cut(f, line_start, max_document_bytes):
+          break  # The block that starts here starts a new document.
+        f.seek(offset)
+        while next_bound is not None and line_start >= next_bound:
+          next_bound = next(later, None)
       text = _decode(raw, f, block.path, line_start)
       if not text.strip():  # A blank line ends a document.
         skipping = in_doc = False
@@ -127,10 +180,7 @@ def read_documents(block: Block, max_document_bytes: int,
         continue
       if skipping:
         continue
-      if not in_doc:
-        if line_start >= block.end:
-          break  # This document belongs to the next block.
-        in_doc = True
+      in_doc = True
       doc.append(text)
       doc_bytes += len(raw)
       if doc_bytes >= max_document_bytes:  # Cut; the rest is a new document.

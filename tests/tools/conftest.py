@@ -44,6 +44,7 @@ def documents(corpus_path, tokenizer):
   import os  # pylint: disable=g-import-not-at-top
   from albert.pretraining_data import corpus_reader  # pylint: disable=g-import-not-at-top
   from albert.pretraining_data.block_generator import tokenize_documents  # pylint: disable=g-import-not-at-top
-  block = corpus_reader.Block(0, corpus_path, 0, os.path.getsize(corpus_path))
+  size = os.path.getsize(corpus_path)
+  block = corpus_reader.Block(0, corpus_path, 0, size, size, size)
   return tokenize_documents(corpus_reader.read_documents(block, 1 << 30),
                             tokenizer)

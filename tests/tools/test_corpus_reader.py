@@ -82,3 +82,31 @@ def test_byte_order_mark_is_dropped(tmp_path):
   path.write_bytes("\ufeffHello there.\n".encode("utf-8"))
   assert _read_all(str(path), path.stat().st_size, 1 << 20) == [
       ["Hello there.\n"]]
+
+
+@pytest.mark.parametrize("block_bytes,max_document_bytes",
+                         [(8 << 10, 8 << 10), (3000, 8 << 10), (8 << 10, 3000),
+                          (61, 200)])
+def test_a_corpus_without_blank_lines_is_spread_over_the_blocks(
+    tmp_path, block_bytes, max_document_bytes):
+  """One endless document: every block reads about its own share (memory
+  stays bounded, the work stays parallel) and every line exactly once."""
+  lines = [f"line {i} of a corpus that never has a blank line.\n"
+           for i in range(2000)]
+  lines[700] = "a line \u00e9 longer than a block " * 20 + "\n"
+  text = "".join(lines)
+  path = tmp_path / "noblank.txt"
+  path.write_text(text, encoding="utf-8")
+  size = path.stat().st_size
+  blocks = corpus_reader.plan_blocks([(str(path), size)], block_bytes)
+  per_block = [list(corpus_reader.read_documents(b, max_document_bytes))
+               for b in blocks]
+  assert [l for docs in per_block for d in docs for l in d] == lines
+  longest = max(len(l.encode()) for l in lines)
+  for block, docs in zip(blocks, per_block):
+    read = sum(len(l.encode()) for d in docs for l in d)
+    assert read <= (block.end - block.start) + max_document_bytes + \
+        block_bytes + 2 * longest
+    for d in docs:  # parts of at most max_document_bytes (+ one line)
+      assert sum(len(l.encode()) for l in d) < max_document_bytes + longest
+  assert sum(bool(docs) for docs in per_block) >= len(blocks) // 3
