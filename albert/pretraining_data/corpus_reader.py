@@ -103,23 +103,33 @@ def _is_cut(f: BinaryIO, line_start: int, max_document_bytes: int) -> bool:
   """Whether a block boundary whose first line starts at `line_start` cuts the
   document running through it: no file start and no blank line among the
   `max_document_bytes` + 1 bytes before it. Moves the file position."""
-  begin = max(0, line_start - max_document_bytes - 1)
-  if begin == 0:
+  begin = line_start - max_document_bytes - 1
+  if begin <= 0:
     return False
-  f.seek(begin)
-  lines = f.read(line_start - begin).split(b"\n")
-  # lines[0] may be the tail of a longer line; the last is empty (the cut is
-  # at a line start).
-  return not any(
-      not line.decode("utf-8", errors="replace").strip()
-      for line in lines[1:-1])
+  # Most boundaries have a blank line close by: look there first.
+  for start in (max(begin, line_start - _SCAN_BYTES), begin):
+    f.seek(start)
+    lines = f.read(line_start - start).split(b"\n")
+    # lines[0] may be the tail of a longer line; the last is empty (the cut
+    # is at a line start).
+    if any(not line.decode("utf-8", errors="replace").strip()
+           for line in lines[1:-1]):
+      return False
+    if start == begin:
+      break
+  return True
 
 
 def _boundaries_after(block: Block) -> Iterator[int]:
-  """The block starts of `block`'s file after `block` (from the plan)."""
-  for bound in _bounds(block.file_size, block.block_bytes):
-    if block.end <= bound < block.file_size:
+  """The block starts of `block`'s file from `block.end` on (as the plan)."""
+  size = block.file_size
+  count = -(-size // block.block_bytes)
+  j = block.end * count // size
+  while j < count:
+    bound = size * j // count
+    if bound >= block.end:
       yield bound
+    j += 1
 
 
 def _decode(raw: bytes, f: BinaryIO, path: str, offset: int) -> str:
