@@ -15,6 +15,7 @@ from typing import List, Optional
 import tensorflow as tf
 
 from albert import features
+from albert.pretraining_data import tfrecord_writer
 
 
 def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
@@ -30,15 +31,10 @@ def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
   return files
 
 
-def _is_gzip(path: str) -> bool:
-  """True if the file starts with the gzip magic bytes (whatever its name)."""
-  with tf.io.gfile.GFile(path, "rb") as f:
-    return f.read(2) == b"\x1f\x8b"
-
-
 def _compression(files: List[str]) -> Optional[str]:
   """"GZIP" or None, from the files' contents (`--gzip` keeps plain names)."""
-  gz = [_is_gzip(f) for f in files]
+  gz = [tfrecord_writer.is_gzip(f, lambda p: tf.io.gfile.GFile(p, "rb"))
+        for f in files]
   if any(gz) and not all(gz):
     raise ValueError("cannot mix gzip and plain TFRecord files: "
                      f"{files[gz.index(True)]} is gzip, "

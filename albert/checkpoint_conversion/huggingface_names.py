@@ -24,6 +24,7 @@ from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import NameTable
 from albert.checkpoint_conversion.name_table import TensorName
 from albert.config import AlbertConfig
+from albert.shared_transformer_block import group_of_layer
 
 FORMAT_NAME = "Hugging Face"
 MODEL_TYPE = "albert"
@@ -196,7 +197,8 @@ def check_group_rule(config: AlbertConfig, *, what: str) -> None:
   """
   layers, groups = config.num_layers, config.num_hidden_groups
   for layer in range(layers):
-    here, there = int(layer / layers * groups), int(layer / (layers / groups))
+    here = group_of_layer(layer, layers, groups)
+    there = int(layer / (layers / groups))  # transformers' expression
     if here != there:
       raise ConversionError(
           f"{what}: num_layers={layers} with num_hidden_groups={groups}: "

@@ -9,7 +9,7 @@ equal records give equal bytes.
 
 import gzip
 import struct
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator, Optional
 
 import google_crc32c
 
@@ -51,13 +51,18 @@ def read_frames(f: BinaryIO) -> Iterator[bytes]:
 
 def read_records(path: str) -> Iterator[bytes]:
   """Yields the records of a TFRecord file (gzip if it says so)."""
-  opener = gzip.open if _is_gzip(path) else open
+  opener = gzip.open if is_gzip(path) else open
   with opener(path, "rb") as f:
     yield from read_frames(f)
 
 
-def _is_gzip(path: str) -> bool:
-  with open(path, "rb") as f:
+def is_gzip(path: str,
+            opener: Optional[Callable[[str], BinaryIO]] = None) -> bool:
+  """Whether the file starts with the gzip magic bytes, whatever its name.
+
+  `opener` maps a path to a binary file object (default: local `open`).
+  """
+  with (opener or (lambda p: open(p, "rb")))(path) as f:
     return f.read(2) == b"\x1f\x8b"
 
 
