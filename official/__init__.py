@@ -1,4 +1,15 @@
 """Generic model-garden infrastructure: layers, optimizers, schedules, strategies.
 
 Nothing in this package imports `albert`.
+
+Importing it turns on TensorFlow's oneDNN CPU kernels unless the environment
+already decides (`TF_ENABLE_ONEDNN_OPTS`). TensorFlow enables them by itself
+only on CPUs with AVX-512; on AVX2 CPUs its default Eigen kernels multiply
+float32 matrices about 1.4x slower (docs/performance.md). The variable is read
+when TensorFlow loads, so this package must be imported before TensorFlow to
+take effect; `TF_ENABLE_ONEDNN_OPTS=0` keeps TensorFlow's default.
 """
+
+import os
+
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")

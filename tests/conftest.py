@@ -8,6 +8,9 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# TensorFlow's runtime defaults as users get them (official/__init__.py),
+# before TensorFlow loads.
+import official  # pylint: disable=g-import-not-at-top,unused-import
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 _cpus = tf.config.list_physical_devices("CPU")

@@ -33,6 +33,8 @@ sys.path.insert(0, REPO_ROOT)
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 
+from official.benchmark import turns  # pylint: disable=g-import-not-at-top
+
 GIN_FILES = flags.DEFINE_multi_string("gin_file", ["gin/base.gin"], "Model size.")
 SPM = flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
 SEQ = flags.DEFINE_integer("seq_length", 128, "Tokens per example.")
@@ -43,16 +45,20 @@ BATCH_REPEATS = flags.DEFINE_integer("batch_repeats", 3,
 JSON = flags.DEFINE_bool("json", False, "Print one JSON object.")
 TORCH = flags.DEFINE_bool("torch", True, "Measure the PyTorch baseline if present.")
 
-# Every worker builds `run(batch_size)` (one timed call), warms it up, prints
-# one JSON line, then answers each stdin line "<batch_size>" with the seconds
-# of one call, until stdin closes.
+# Every worker builds `run(batch_size)` (one timed call), warms it up, then
+# speaks the protocol of `official.benchmark.turns` (written out here so that
+# the SavedModel's process imports nothing but TensorFlow and TF-Text): one
+# JSON line, the seconds of one call per stdin line "<batch_size>", and its
+# peak RSS when stdin closes.
 _SERVE_LOOP = r"""
+import resource
 for _ in range(3):
   run(1)
 run(BATCH)
 print(json.dumps(info), flush=True)
 for line in sys.stdin:
   start = time.perf_counter(); run(int(line)); print(time.perf_counter() - start, flush=True)
+print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
 """
 
 _SAVED_MODEL_WORKER = r"""
@@ -124,46 +130,9 @@ info = {"threads": torch.get_num_threads()}
 """ + _SERVE_LOOP
 
 
-class _Worker:
-  """One timing process; `time(batch)` returns the seconds of one call."""
-
-  def __init__(self, name, script, args):
-    self.name = name
-    self.process = subprocess.Popen(
-        [sys.executable, "-c", script] + [str(a) for a in args],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
-    self.info = json.loads(self._read_line())
-
-  def _read_line(self):
-    line = self.process.stdout.readline()
-    if not line:
-      self.process.wait()
-      error = (self.process.stderr.read().strip().splitlines() or ["died"])[-1]
-      raise RuntimeError(f"{self.name}: {error}")
-    return line
-
-  def time(self, batch: int) -> float:
-    self.process.stdin.write(f"{batch}\n")
-    self.process.stdin.flush()
-    return float(self._read_line())
-
-  def close(self):
-    self.process.stdin.close()
-    self.process.wait()
-
-
-def _take_turns(workers, batch, rounds):
-  """{name: [seconds per round]}; the order rotates from round to round."""
-  times = {w.name: [] for w in workers}
-  for r in range(rounds):
-    for w in workers[r % len(workers):] + workers[:r % len(workers)]:
-      times[w.name].append(w.time(batch))
-  return times
-
-
-def _paired_ratio(times, a, b):
-  return statistics.median(x / y for x, y in zip(times[a], times[b]))
+def _worker(name, script, args):
+  return turns.Worker(name, [sys.executable, "-c", script] +
+                      [str(a) for a in args])
 
 
 def main(argv):
@@ -196,37 +165,36 @@ def main(argv):
              seq_length=seq)
       print("benchmark_serving: loading and warming up ...", file=sys.stderr,
             flush=True)
-      workers.append(_Worker("saved_model", _SAVED_MODEL_WORKER,
+      workers.append(_worker("saved_model", _SAVED_MODEL_WORKER,
                              [os.path.join(export_dir, "serving"), seq, batch]))
-    workers.append(_Worker("matmul_floor", _MATMUL_WORKER, [
+    workers.append(_worker("matmul_floor", _MATMUL_WORKER, [
         c.embedding_size, c.hidden_size, c.num_heads, c.intermediate_size,
         c.num_layers * c.inner_group_num, seq, batch]))
     if have_torch:
-      workers.append(_Worker("torch", _TORCH_WORKER, [
+      workers.append(_worker("torch", _TORCH_WORKER, [
           c.vocab_size, c.embedding_size, c.hidden_size, c.num_heads,
           c.intermediate_size, c.num_layers, c.num_hidden_groups,
           c.inner_group_num, seq, batch]))
     print(f"benchmark_serving: timing {len(workers)} processes in turn ...",
           file=sys.stderr, flush=True)
-    one = _take_turns(workers, 1, REPEATS.value)
-    many = _take_turns(workers, batch, BATCH_REPEATS.value)
-  except RuntimeError as e:
+    one = turns.take_turns(workers, REPEATS.value, request="1")
+    many = turns.take_turns(workers, BATCH_REPEATS.value, request=str(batch))
+  except turns.WorkerError as e:
     sys.exit(f"benchmark_serving: {e}")
   finally:
-    for w in workers:
-      w.close()
+    finals = {w.name: w.close() for w in workers}
 
   report = {"seq_length": seq, "batch_size": batch, "rounds": REPEATS.value}
   for w in workers:
-    report[w.name] = dict(w.info,
+    report[w.name] = dict(w.info, **finals[w.name],
                           latency_ms=1000 * statistics.median(one[w.name]),
                           throughput_per_s=batch / statistics.median(many[w.name]))
-  report["floor_vs_saved_model"] = _paired_ratio(one, "matmul_floor",
+  report["floor_vs_saved_model"] = turns.paired_ratio(one, "matmul_floor",
                                                  "saved_model")
   if have_torch:
-    report["latency_vs_torch"] = _paired_ratio(one, "saved_model", "torch")
-    report["floor_vs_torch"] = _paired_ratio(one, "matmul_floor", "torch")
-    report["throughput_vs_torch"] = _paired_ratio(many, "torch", "saved_model")
+    report["latency_vs_torch"] = turns.paired_ratio(one, "saved_model", "torch")
+    report["floor_vs_torch"] = turns.paired_ratio(one, "matmul_floor", "torch")
+    report["throughput_vs_torch"] = turns.paired_ratio(many, "torch", "saved_model")
   if JSON.value:
     print(json.dumps(report, sort_keys=True))
     return

@@ -36,32 +36,6 @@ def test_json_report_on_a_tiny_model(spm_model):
     assert report["latency_vs_torch"] > 0 and report["floor_vs_torch"] > 0
 
 
-_PAIRED_CHECK = r"""
-import benchmark_serving  # its own process: the tool defines absl flags
-calls = []
-class Fake:
-  def __init__(self, name, seconds):
-    self.name, self.seconds = name, iter(seconds)
-  def time(self, batch):
-    calls.append((self.name, batch))
-    return next(self.seconds)
-a, b = Fake("a", [1.0, 2.0, 9.0]), Fake("b", [2.0, 1.0, 3.0])
-times = benchmark_serving._take_turns([a, b], 1, 3)
-assert calls == [("a", 1), ("b", 1), ("b", 1), ("a", 1), ("a", 1), ("b", 1)], calls
-assert times == {"a": [1.0, 2.0, 9.0], "b": [2.0, 1.0, 3.0]}, times
-# Per-round ratios 0.5, 2, 3: median 2 (the ratio of the medians would be 1).
-assert benchmark_serving._paired_ratio(times, "a", "b") == 2.0
-print("ok")
-"""
-
-
-def test_rounds_take_turns_and_ratios_are_paired():
-  run = subprocess.run([sys.executable, "-c", _PAIRED_CHECK],
-                       cwd=os.path.join(REPO, "tools"), capture_output=True,
-                       text=True, timeout=300)
-  assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
-
-
 def test_missing_spm_is_one_line():
   run = subprocess.run(
       [sys.executable, "tools/benchmark_serving.py", "--gin_file=gin/tiny.gin",

@@ -1,0 +1,1 @@
+"""Benchmark helpers: processes that take turns, and what CPU they ran on."""
