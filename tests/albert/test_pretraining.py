@@ -31,14 +31,14 @@ def data_dir(tmp_path_factory):
 def make_trainer(data_dir, model_dir, *, strategy="default", accumulation=1,
                  global_batch_size=8, train_steps=6, checkpoint_interval=3,
                  optimizer="lamb", policy="float32", train_pattern=None,
-                 learning_rate=0.01, **trainer_kwargs):
+                 learning_rate=0.01, steps_per_loop=3, **trainer_kwargs):
   task = PretrainTask(
       train_file_pattern=train_pattern or str(data_dir / "train-*.tfrecord"),
       eval_file_pattern=str(data_dir / "eval.tfrecord"),
       global_batch_size=global_batch_size, seq_length=32,
       max_predictions_per_seq=5, shuffle_buffer_size=64, model_config=TINY)
   trainer_config = TrainerConfig(
-      train_steps=train_steps, steps_per_loop=3,
+      train_steps=train_steps, steps_per_loop=steps_per_loop,
       checkpoint_interval=checkpoint_interval, eval_steps=2,
       gradient_accumulation_steps=accumulation, mixed_precision_policy=policy,
       seed=1, **trainer_kwargs)
@@ -151,6 +151,49 @@ def test_mixed_float16_trains_with_loss_scaling(data_dir, tmp_path):
   trainer.train()
   assert trainer.global_step == 3
   assert all(np.all(np.isfinite(w)) for w in weights(trainer))
+
+
+def _float_dtypes(checkpoint_dir):
+  dtypes = tf.train.load_checkpoint(str(checkpoint_dir)).get_variable_to_dtype_map()
+  return {name: dtype for name, dtype in dtypes.items() if dtype.is_floating}
+
+
+@pytest.mark.slow
+def test_bfloat16_learns_as_float32_does_and_resumes_in_either(data_dir,
+                                                               tmp_path):
+  losses = {}
+  for policy in ("float32", "mixed_bfloat16"):
+    trainer = make_trainer(data_dir, tmp_path / policy, train_steps=300,
+                           checkpoint_interval=150, steps_per_loop=50,
+                           policy=policy, learning_rate=0.01)
+    query = trainer.model.encoder.transformer.attention_blocks[0].query
+    assert query.compute_dtype == policy.replace("mixed_", "")
+    trainer.train()
+    losses[policy] = [values["masked_lm_loss"]
+                      for _, values in trainer.train_history]
+    # Master weights and optimizer slots are float32 in every checkpoint.
+    dtypes = _float_dtypes(tmp_path / policy)
+    assert any(name.startswith("optimizer/") for name in dtypes)
+    assert set(dtypes.values()) == {tf.float32}, policy
+  f32, bf16 = losses["float32"], losses["mixed_bfloat16"]
+  assert f32[-1] < f32[0] - 0.2  # float32 learns ...
+  # ... and bfloat16 from the same seed and data lowers the loss as much.
+  assert abs(bf16[-1] - f32[-1]) <= 0.05 * f32[-1], (f32, bf16)
+  assert abs(bf16[0] - f32[0]) <= 0.05 * f32[0], (f32, bf16)
+
+  # Each run resumes in the other precision, from its step and weights.
+  for saved, policy in (("float32", "mixed_bfloat16"),
+                        ("mixed_bfloat16", "float32")):
+    trainer = make_trainer(data_dir, tmp_path / saved, train_steps=320,
+                           steps_per_loop=20, checkpoint_interval=20,
+                           policy=policy,
+                           learning_rate=0.01)
+    trainer.train()
+    (step, values), = trainer.train_history
+    assert step == 320
+    assert abs(values["masked_lm_loss"] - losses[saved][-1]) < (
+        0.1 * losses[saved][-1]), (saved, values, losses[saved])
+    assert set(_float_dtypes(tmp_path / saved).values()) == {tf.float32}
 
 
 def test_non_finite_loss_stops_and_keeps_the_last_good_checkpoint(data_dir,
