@@ -1,7 +1,8 @@
 r"""Exports a trained ALBERT as SavedModels for serving.
 
   python -m albert.export_saved_model --model_dir=runs/base \
-      --spm_model_file=spm.model --export_dir=exported [--seq_length=128]
+      --spm_model_file=spm.model --export_dir=exported [--seq_length=128] \
+      [--precision=float32|bfloat16]
 
 Writes, atomically (a temporary directory renamed when complete):
   EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm signatures
@@ -31,6 +32,11 @@ EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Output directory.")
 SEQ = flags.DEFINE_integer("seq_length", 128, "Packed input length.")
 LOWER = flags.DEFINE_bool("do_lower_case", True, "Lower-case input text.")
 TOP_K = flags.DEFINE_integer("top_k", 5, "Candidates per [MASK] in fill_mask.")
+PRECISION = flags.DEFINE_enum(
+    "precision", "float32", ["float32", "bfloat16"],
+    "Compute dtype of the exported model: bfloat16 multiplies in bfloat16 "
+    "(LayerNorm and softmax in float32) on the float32 weights; outputs stay "
+    "float32.")
 GIN_FILES = flags.DEFINE_multi_string(
     "gin_file", [], "Model gin files (default: model_dir/model_config.json).")
 GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
@@ -49,8 +55,9 @@ def main(argv: Sequence[str]) -> None:
     config = None
     if GIN_FILES.value or GIN_PARAMS.value:
       config = exporter.config_from_gin(GIN_FILES.value, GIN_PARAMS.value)
-    pretrainer, _ = model_dir.load_pretrainer(MODEL_DIR.value, CHECKPOINT.value,
-                                              config=config)
+    pretrainer, _ = model_dir.load_pretrainer(
+        MODEL_DIR.value, CHECKPOINT.value, config=config,
+        precision=PRECISION.value)
     exporter.export(pretrainer, spm_model_file=SPM.value, export_dir=EXPORT_DIR.value,
            seq_length=SEQ.value, do_lower_case=LOWER.value, top_k=TOP_K.value)
   except (ValueError, tf.errors.OpError) as e:

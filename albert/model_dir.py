@@ -25,6 +25,7 @@ from albert.config import AlbertConfig
 from albert.pretrainer import AlbertPretrainer
 from official.core import atomic_write
 from official.core.trainer import MODEL_CONFIG_FILE
+from official.modeling import precision as precision_lib
 
 GIN_FILE = "operative_config.gin"
 ALBERT_CONFIG_FILE = "albert_config.json"
@@ -77,7 +78,8 @@ def checkpoint_path(model_dir: str, checkpoint: Optional[str] = None) -> str:
 
 
 def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
-                    config: Optional[AlbertConfig] = None
+                    config: Optional[AlbertConfig] = None,
+                    precision: str = "float32"
                    ) -> Tuple[AlbertPretrainer, AlbertConfig]:
   """Builds the model of a model directory and restores its weights.
 
@@ -88,6 +90,9 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
       one in `model_dir` when None.
     config: the architecture, when it should not come from model_config.json
       (e.g. from gin files).
+    precision: `float32` or `bfloat16` (`official.modeling.precision`): the
+      model computes in bfloat16 (LayerNorm and softmax in float32) on the
+      checkpoint's float32 weights.
 
   Returns:
     (the `AlbertPretrainer` with restored weights, its `AlbertConfig`). Use
@@ -96,9 +101,11 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
   Raises:
     ValueError: one line naming the missing or mismatching file.
   """
+  policy = precision_lib.serving_policy(precision)
   config = config or read_model_config(model_dir)
   path = checkpoint_path(model_dir, checkpoint)
-  pretrainer = AlbertPretrainer.from_config_object(config)
+  with precision_lib.policy_scope(policy):
+    pretrainer = AlbertPretrainer.from_config_object(config)
   restore_matched(tf.train.Checkpoint(model=pretrainer), path,
                   f"checkpoint {path} does not hold every weight of the model "
                   f"in {MODEL_CONFIG_FILE}")

@@ -271,3 +271,70 @@ def test_bad_export_arguments_are_one_line(model_dir, spm_model, tmp_path, expor
   assert result.returncode != 0
   assert "model_config.json not found" in result.stderr.strip().splitlines()[-1]
   assert not os.path.exists(tmp_path / "out")
+
+
+_PRECISIONS = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # registers the SentencePiece ops
+texts = json.loads(sys.argv[3])
+out = {}
+for name, root in (("float32", sys.argv[1]), ("bfloat16", sys.argv[2])):
+  srv = tf.saved_model.load(root + "/serving")
+  pooled = srv.signatures["serving_default"](text=tf.constant(texts))["pooled_output"]
+  out[name] = {"dtype": pooled.dtype.name, "pooled": pooled.numpy().tolist()}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_bfloat16_export_serves_float32_outputs_close_to_float32(
+    model_dir, spm_model, export_dir, tmp_path):
+  out = tmp_path / "bf16"
+  run = subprocess.run(
+      [sys.executable, "-m", "albert.export_saved_model",
+       f"--model_dir={model_dir[0]}", f"--spm_model_file={spm_model}",
+       f"--checkpoint={model_dir[0]}/ckpt-1", f"--export_dir={out}",
+       f"--seq_length={SEQ}", "--precision=bfloat16"],
+      cwd=REPO, env=ENV, capture_output=True, text=True, timeout=600)
+  assert run.returncode == 0, run.stderr[-3000:]
+  texts = [t for t in TEXTS if t.strip()]
+  run = subprocess.run(
+      [sys.executable, "-c", _PRECISIONS, str(export_dir), str(out),
+       json.dumps(texts)], env=ENV, capture_output=True, text=True,
+      timeout=600)
+  assert run.returncode == 0, run.stderr[-3000:]
+  got = json.loads(run.stdout.strip().splitlines()[-1])
+  full, half = (np.array(got[k]["pooled"]) for k in ("float32", "bfloat16"))
+  assert got["bfloat16"]["dtype"] == "float32"  # the signature is unchanged
+  cosine = np.sum(full * half, 1) / (np.linalg.norm(full, axis=1) *
+                                     np.linalg.norm(half, axis=1))
+  assert np.all(cosine > 0.99), cosine
+  assert not np.array_equal(full, half)  # it did compute in bfloat16
+
+
+@pytest.mark.slow
+def test_compare_serving_precision_reports_against_the_bars(model_dir,
+                                                            spm_model, tmp_path):
+  text = tmp_path / "held_out.txt"
+  text.write_text("\n".join(
+      ["short line", "The function returns a new list of the items it was given.",
+       "It opens the file, reads every line and closes it again.",
+       "Each call to the iterator yields the next value of the sequence."]))
+  run = subprocess.run(
+      [sys.executable, "tools/compare_serving_precision.py",
+       f"--model_dir={model_dir[0]}", f"--checkpoint={model_dir[0]}/ckpt-1",
+       f"--spm_model_file={spm_model}", f"--text_file={text}",
+       f"--seq_length={SEQ}", "--json"],
+      cwd=REPO, env=ENV, capture_output=True, text=True, timeout=600)
+  report = json.loads(run.stdout.strip().splitlines()[-1])
+  assert report["sentences"] == 3  # the 2-word line is skipped
+  assert 0 <= report["top1_agreement"] <= 1
+  assert 0.99 < report["min_cosine"] <= report["mean_cosine"] <= 1 + 1e-9
+  passed = report["top1_agreement"] >= 0.98 and report["min_cosine"] >= 0.999
+  assert report["passed"] == passed
+  assert run.returncode == (0 if passed else 1), run.stderr[-2000:]
+  if not passed:
+    assert run.stderr.strip().splitlines()[-1] == (
+        "compare_serving_precision: bfloat16 serving misses the bar")
