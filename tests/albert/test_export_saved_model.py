@@ -37,17 +37,22 @@ def model_dir(tmp_path_factory, spm_model):
   return root, pretrainer
 
 
-@pytest.fixture(scope="module")
-def export_dir(model_dir, spm_model, tmp_path_factory):
-  out = tmp_path_factory.mktemp("exports") / "albert"
+def _export(model_dir, spm_model, out, *flags):
+  """`python -m albert.export_saved_model` of the fixture's ckpt-1 into out."""
   run = subprocess.run(
       [sys.executable, "-m", "albert.export_saved_model",
-       f"--model_dir={model_dir[0]}", f"--checkpoint={model_dir[0]}/ckpt-1",
+       f"--model_dir={model_dir}", f"--checkpoint={model_dir}/ckpt-1",
        f"--spm_model_file={spm_model}", f"--export_dir={out}",
-       f"--seq_length={SEQ}", "--top_k=3"],
+       f"--seq_length={SEQ}", *flags],
       cwd=REPO, env=ENV, capture_output=True, text=True, timeout=600)
   assert run.returncode == 0, run.stderr[-3000:]
   return out
+
+
+@pytest.fixture(scope="module")
+def export_dir(model_dir, spm_model, tmp_path_factory):
+  return _export(model_dir[0], spm_model,
+                 tmp_path_factory.mktemp("exports") / "albert", "--top_k=3")
 
 
 def test_layout_and_no_leftovers(export_dir):
@@ -291,14 +296,8 @@ print(json.dumps(out))
 @pytest.mark.slow
 def test_bfloat16_export_serves_float32_outputs_close_to_float32(
     model_dir, spm_model, export_dir, tmp_path):
-  out = tmp_path / "bf16"
-  run = subprocess.run(
-      [sys.executable, "-m", "albert.export_saved_model",
-       f"--model_dir={model_dir[0]}", f"--spm_model_file={spm_model}",
-       f"--checkpoint={model_dir[0]}/ckpt-1", f"--export_dir={out}",
-       f"--seq_length={SEQ}", "--precision=bfloat16"],
-      cwd=REPO, env=ENV, capture_output=True, text=True, timeout=600)
-  assert run.returncode == 0, run.stderr[-3000:]
+  out = _export(model_dir[0], spm_model, tmp_path / "bf16",
+                "--precision=bfloat16")
   texts = [t for t in TEXTS if t.strip()]
   run = subprocess.run(
       [sys.executable, "-c", _PRECISIONS, str(export_dir), str(out),
