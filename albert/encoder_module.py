@@ -1,4 +1,4 @@
-"""`EncoderModule`: the hub-style encoder SavedModel (REFERENCE section 7)."""
+"""`EncoderModule`: the hub-style encoder SavedModel (original `export_to_tfhub.py`)."""
 
 from typing import Optional
 

@@ -81,6 +81,9 @@ def main(argv):
   for flag in (MODEL_DIR, SPM, TEXT):
     if not flag.value:
       sys.exit(f"compare_serving_precision: --{flag.name} is required")
+  if NUM.value < 1:
+    sys.exit(f"compare_serving_precision: --num_sentences={NUM.value} must be "
+             ">= 1")
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from albert import exporter  # pylint: disable=g-import-not-at-top
   from albert import model_dir  # pylint: disable=g-import-not-at-top

@@ -1,4 +1,5 @@
-"""Hugging Face transformers ALBERT names: the one table (REFERENCE section 3).
+"""Hugging Face transformers ALBERT names: the one table (transformers
+`modeling_albert.py`, `load_tf_weights_in_albert`).
 
 Weights of `AlbertForPreTraining` are named `albert.embeddings.*`,
 `albert.encoder.albert_layer_groups.{g}.albert_layers.{k}.*`, `albert.pooler`,

@@ -1,4 +1,5 @@
-"""The original TF1 ALBERT checkpoint names: the one table (REFERENCE section 3).
+"""The original TF1 ALBERT checkpoint names: the one table (original `modeling.py`
+`transformer_model` and `run_pretraining.py` heads).
 
 The original stores group g, inner layer k of the shared stack under
 `bert/encoder/transformer/group_{g}/inner_group_{k}/`; we hold it as weight

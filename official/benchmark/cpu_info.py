@@ -1,13 +1,13 @@
 """What CPU a benchmark ran on, and which reduced precisions it computes natively.
 
 bfloat16 matrix products run natively with AVX-512 BF16 or AMX-BF16; float16
-ones with AVX-512 FP16 or AMX-FP16. Without them frameworks emulate the type:
-TensorFlow's kernels convert to float32 and run at about the float32 rate,
-PyTorch's CPU kernels fall back to scalar code. Every published figure names
-the CPU and this support.
+ones with AVX-512 FP16 or AMX-FP16. Without them frameworks emulate the type
+(docs/performance.md: PyTorch's bfloat16 product at 0.9 GFLOP/s on an AVX2
+CPU), so every published figure names the CPU and this support.
 """
 
 import dataclasses
+import os
 import platform
 from typing import FrozenSet, Optional
 
@@ -57,7 +57,6 @@ class CpuInfo:
 
 def read(cpuinfo_path: str = "/proc/cpuinfo") -> CpuInfo:
   """This machine's CPU (from /proc/cpuinfo on Linux, else `platform`)."""
-  import os  # pylint: disable=g-import-not-at-top
   model: Optional[str] = None
   flags: FrozenSet[str] = frozenset()
   try:
