@@ -13,10 +13,13 @@ PYTEST_ARGS ?=
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	# The package itself, editable: `import albert` and the albert-* commands
+	# work from any directory, and tools/*.py need no sys.path edits.
+	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
 test: install

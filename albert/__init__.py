@@ -3,3 +3,10 @@
 # Before any TensorFlow import: official/__init__.py sets TensorFlow's runtime
 # defaults (oneDNN kernels on every x86 CPU).
 import official  # pylint: disable=unused-import
+
+import os  # pylint: disable=g-import-not-at-top,g-bad-import-order
+
+# The checkout holding gin/ and tools/: where --gin_file paths are looked up.
+# The package is installed in editable mode (`pip install -e .`, as `make`
+# does), so this is the repository root.
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

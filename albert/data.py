@@ -15,7 +15,7 @@ from typing import List, Optional
 import tensorflow as tf
 
 from albert import features
-from albert.pretraining_data import tfrecord_writer
+from official.io import tfrecord
 
 
 def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
@@ -33,7 +33,7 @@ def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
 
 def _compression(files: List[str]) -> Optional[str]:
   """"GZIP" or None, from the files' contents (`--gzip` keeps plain names)."""
-  gz = [tfrecord_writer.is_gzip(f, lambda p: tf.io.gfile.GFile(p, "rb"))
+  gz = [tfrecord.is_gzip(f, lambda p: tf.io.gfile.GFile(p, "rb"))
         for f in files]
   if any(gz) and not all(gz):
     raise ValueError("cannot mix gzip and plain TFRecord files: "

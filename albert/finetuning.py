@@ -14,6 +14,7 @@ from absl import logging
 import gin
 import tensorflow as tf
 
+from albert import REPO_ROOT
 from albert import model_dir as model_dir_lib
 from albert.tasks.finetune_task import FinetuneTask
 # The task classes recipes select (gin knows a configurable once imported).
@@ -21,13 +22,12 @@ from albert.tasks.glue_task import GlueTask  # pylint: disable=unused-import
 from albert.tasks.race_task import RaceTask  # pylint: disable=unused-import
 from albert.tasks.squad_task import SquadTask  # pylint: disable=unused-import
 from official.config import gin_files
-from official.core import atomic_write
+from official.io import atomic_write
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
 from official.optimization.optimizer_config import OptimizerConfig
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_GIN = "gin/finetune/finetune.gin"
 MODES = ("train", "train_and_eval", "eval", "predict", "export")
 EVAL_RESULTS_FILE = "eval_results.json"

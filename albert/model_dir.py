@@ -14,17 +14,16 @@ further pretraining read both the same way:
 `load_pretrainer(model_dir)` is the one public way to get the model back.
 """
 
-import json
 import os
 from typing import Optional, Tuple
 
 import gin
 import tensorflow as tf
 
-from albert.config import AlbertConfig
-from albert.pretrainer import AlbertPretrainer
-from official.core import atomic_write
-from official.core.trainer import MODEL_CONFIG_FILE
+from albert.modeling.config import AlbertConfig
+from albert.modeling.pretrainer import AlbertPretrainer
+from official.io import atomic_write
+from official.core import model_config_file
 from official.modeling import precision as precision_lib
 
 GIN_FILE = "operative_config.gin"
@@ -37,18 +36,12 @@ def read_model_config(model_dir: str) -> AlbertConfig:
   Raises:
     ValueError: the file is missing, unreadable or holds unknown fields.
   """
-  path = os.path.join(model_dir, MODEL_CONFIG_FILE)
-  try:
-    with open(path, encoding="utf-8") as f:
-      fields = json.load(f)
-  except FileNotFoundError:
+  path = model_config_file.path(model_dir)
+  fields = model_config_file.read(model_dir)
+  if fields is None:
     raise ValueError(f"{path} not found: {model_dir} is not a model "
                      "directory (it is written by run_pretraining and "
-                     "tools/convert_checkpoint.py)") from None
-  except (OSError, json.JSONDecodeError) as e:
-    raise ValueError(f"cannot read {path}: {e}") from e
-  if not isinstance(fields, dict):
-    raise ValueError(f"{path} must hold a JSON object of AlbertConfig fields")
+                     "tools/convert_checkpoint.py)")
   known = AlbertConfig.__dataclass_fields__
   unknown = sorted(set(fields) - set(known))
   if unknown:
@@ -108,7 +101,7 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
     pretrainer = AlbertPretrainer.from_config_object(config)
   restore_matched(tf.train.Checkpoint(model=pretrainer), path,
                   f"checkpoint {path} does not hold every weight of the model "
-                  f"in {MODEL_CONFIG_FILE}")
+                  f"in {model_config_file.FILE_NAME}")
   return pretrainer, config
 
 
@@ -153,15 +146,15 @@ def load_encoder_weights(encoder, init_checkpoint: str,
   """
   path = checkpoint_path(init_checkpoint)
   source_dir = os.path.dirname(path)
-  if os.path.exists(os.path.join(source_dir, MODEL_CONFIG_FILE)):
+  if os.path.exists(model_config_file.path(source_dir)):
     saved = read_model_config(source_dir).to_dict()
     wanted = config.to_dict()
-    changed = sorted(k for k in saved if saved[k] != wanted.get(k))
+    changed = model_config_file.differences(saved, wanted)
     if changed:
-      details = ", ".join(f"{k}: checkpoint {saved[k]!r} vs config "
-                          f"{wanted.get(k)!r}" for k in changed)
-      raise ValueError(f"init checkpoint {path} is another model ({details}); "
-                       "pass the gin size file it was trained with")
+      raise ValueError(
+          f"init checkpoint {path} is another model (checkpoint -> config: "
+          f"{model_config_file.describe(saved, wanted, changed)}); pass the "
+          "gin size file it was trained with")
   restore_matched(tf.train.Checkpoint(
       model=tf.train.Checkpoint(encoder=encoder)), path,
                   f"init checkpoint {path} does not fit the encoder")
@@ -206,10 +199,8 @@ def write_model_dir(model_dir: str, pretrainer: AlbertPretrainer, *,
   manager = tf.train.CheckpointManager(tf.train.Checkpoint(**objects),
                                        model_dir, max_to_keep=None)
   path = manager.save(checkpoint_number=step)
-  # Byte for byte what official/core/trainer.py writes, so a trainer resuming
-  # in this directory accepts it.
-  atomic_write.write_atomic(os.path.join(model_dir, MODEL_CONFIG_FILE),
-              json.dumps(config.to_dict(), indent=2, sort_keys=True))
+  # The trainer's own file, so a trainer resuming here accepts the directory.
+  model_config_file.write(model_dir, config.to_dict())
   atomic_write.write_atomic(os.path.join(model_dir, GIN_FILE), config_gin(config))
   config.to_json_file(os.path.join(model_dir, ALBERT_CONFIG_FILE))
   return path

@@ -7,8 +7,8 @@ import tensorflow as tf
 import tf_keras
 
 from albert import data
-from albert.config import AlbertConfig
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.config import AlbertConfig
+from albert.modeling.pretrainer import AlbertPretrainer
 from official.core.task import Task
 
 SENTENCE_TASKS = ("sop", "nsp", "none")

@@ -26,6 +26,7 @@ from typing import Sequence
 from absl import app
 from absl import flags
 
+from albert import cli
 from albert import finetuning
 from official.core.trainer import NonFiniteLossError
 from official.distribute import strategy as strategy_lib
@@ -83,5 +84,10 @@ def main(argv: Sequence[str]) -> None:
     print(f"{key} = {value:.4f}")
 
 
+def run():
+  """Entry point of tools/, console scripts and `python -m`."""
+  cli.run_command(main, __doc__)
+
+
 if __name__ == "__main__":
-  app.run(main)
+  run()

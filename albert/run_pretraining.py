@@ -20,6 +20,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from albert import cli
+from albert import REPO_ROOT
 from albert import model_dir as model_dir_lib
 from albert.pretrain_task import PretrainTask
 from official.config import gin_files
@@ -28,7 +30,6 @@ from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
 from official.optimization.optimizer_config import OptimizerConfig
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_GIN = "gin/pretrain.gin"
 
 GIN_FILES = flags.DEFINE_multi_string(
@@ -92,5 +93,10 @@ def main(argv: Sequence[str]) -> None:
   print(f"checkpoint {checkpoint}")
 
 
+def run():
+  """Entry point of tools/, console scripts and `python -m`."""
+  cli.run_command(main, __doc__)
+
+
 if __name__ == "__main__":
-  app.run(main)
+  run()

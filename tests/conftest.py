@@ -22,7 +22,7 @@ import pytest  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
 from albert.pretraining_data import sample_corpus  # pylint: disable=g-import-not-at-top
 from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece  # pylint: disable=g-import-not-at-top
-from albert.pretraining_data.tokenization import SentencePieceTokenizer  # pylint: disable=g-import-not-at-top
+from albert.text.tokenization import SentencePieceTokenizer  # pylint: disable=g-import-not-at-top
 
 SAMPLE_BYTES = 400_000
 VOCAB_SIZE = 2000

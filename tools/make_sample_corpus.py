@@ -1,42 +1,6 @@
-r"""Writes a sample corpus from the installed Python standard library's docs.
+"""`python tools/make_sample_corpus.py`: the command in albert/cli/make_sample_corpus.py."""
 
-Real English in the BERT input format (one sentence per line, a blank line
-between documents), the same for a given Python version, no download:
-
-  python tools/make_sample_corpus.py --output=sample_corpus.txt
-"""
-
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from absl import app  # pylint: disable=g-import-not-at-top
-from absl import flags
-from absl import logging
-
-from albert.pretraining_data import sample_corpus
-
-FLAGS = flags.FLAGS
-flags.DEFINE_string("output", "sample_corpus.txt", "Corpus file to write.")
-flags.DEFINE_float("max_mb", None,
-                   "Stop before this many MB (whole documents only).")
-
-
-def main(argv):
-  if len(argv) > 1:
-    sys.exit(f"make_sample_corpus: error: unexpected arguments {argv[1:]}")
-  if FLAGS.max_mb is not None and FLAGS.max_mb <= 0:
-    sys.exit(f"make_sample_corpus: error: max_mb={FLAGS.max_mb} must be > 0")
-  directory = os.path.dirname(os.path.abspath(FLAGS.output))
-  if not os.path.isdir(directory):
-    sys.exit(f"make_sample_corpus: error: directory {directory} does not "
-             "exist")
-  max_bytes = None if FLAGS.max_mb is None else int(FLAGS.max_mb * 1e6)
-  size = sample_corpus.write_sample_corpus(FLAGS.output, max_bytes)
-  logging.info("Wrote %s: %.2f MB from the docs of %s", FLAGS.output,
-               size / 1e6, sample_corpus.stdlib_dir())
-
+from albert.cli import make_sample_corpus
 
 if __name__ == "__main__":
-  app.run(main)
+  make_sample_corpus.run()

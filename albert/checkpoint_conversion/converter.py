@@ -28,8 +28,8 @@ from albert.checkpoint_conversion import original_names
 from albert.checkpoint_conversion import safetensors_io
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.pretrainer_weights import pretrainer_weights
-from albert.config import AlbertConfig
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.config import AlbertConfig
+from albert.modeling.pretrainer import AlbertPretrainer
 from official.optimization.optimizer_config import OptimizerConfig
 
 _CKPT_STEP = re.compile(r"ckpt-(\d+)$")

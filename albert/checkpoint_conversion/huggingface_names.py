@@ -24,8 +24,8 @@ from albert.checkpoint_conversion import pretrainer_weights as ours
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import NameTable
 from albert.checkpoint_conversion.name_table import TensorName
-from albert.config import AlbertConfig
-from albert.shared_transformer_block import group_of_layer
+from albert.modeling.config import AlbertConfig
+from albert.modeling.shared_transformer_block import group_of_layer
 
 FORMAT_NAME = "Hugging Face"
 MODEL_TYPE = "albert"

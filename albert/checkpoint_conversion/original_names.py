@@ -16,7 +16,7 @@ from albert.checkpoint_conversion import pretrainer_weights as ours
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import NameTable
 from albert.checkpoint_conversion.name_table import TensorName
-from albert.config import AlbertConfig
+from albert.modeling.config import AlbertConfig
 
 FORMAT_NAME = "original TF1"
 GLOBAL_STEP = "global_step"

@@ -12,7 +12,7 @@ from typing import Dict
 
 import tensorflow as tf
 
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.pretrainer import AlbertPretrainer
 
 EMBEDDINGS = "encoder/embeddings"
 POOLER = "encoder/pooler"

@@ -32,8 +32,8 @@ from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from albert.pretraining_data.errors import InputError
-from albert.pretraining_data.tokenization import SentencePieceTokenizer
+from official.core.errors import InputError
+from albert.text.tokenization import SentencePieceTokenizer
 
 _STATS = "stats"
 

@@ -23,8 +23,8 @@ from albert.pretraining_data.example_proto import serialize_example
 from albert.pretraining_data.instances import Document, Instance
 from albert.pretraining_data.instances import InstanceBuilder
 from albert.pretraining_data.masking import NgramMasker
-from albert.pretraining_data.tokenization import preprocess_text
-from albert.pretraining_data.tokenization import SentencePieceTokenizer
+from albert.text.tokenization import preprocess_text
+from albert.text.tokenization import SentencePieceTokenizer
 
 # Purposes of the per-block generators (domain separation of the seeds).
 _PAIRS_AND_MASKS = 1

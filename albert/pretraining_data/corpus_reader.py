@@ -22,7 +22,7 @@ corpus without blank lines; documents of ordinary length are never cut.
 import dataclasses
 from typing import BinaryIO, Callable, Iterator, List, Optional, Sequence, Tuple
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 
 Opener = Callable[[str], BinaryIO]
 _ASCII_WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"

@@ -9,7 +9,7 @@ fingerprints an output: equal configs, inputs and model give equal bytes.
 import dataclasses
 import math
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
 # [CLS] A [SEP] B [SEP] with at least one token in each of A and B.

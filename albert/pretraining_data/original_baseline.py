@@ -19,8 +19,8 @@ import numpy as np
 import sentencepiece as spm
 
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from albert.pretraining_data.tokenization import is_word_start_piece
-from albert.pretraining_data.tokenization import preprocess_text
+from albert.text.tokenization import is_word_start_piece
+from albert.text.tokenization import preprocess_text
 
 
 def _read_documents(lines: List[str], sp, lower: bool) -> List[List[List[str]]]:

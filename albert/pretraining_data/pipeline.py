@@ -35,11 +35,11 @@ from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from albert.pretraining_data.errors import InputError
-from albert.pretraining_data.progress import ProgressReporter
+from official.core.errors import InputError
+from albert.pretraining_data.progress_reporter import ProgressReporter
 from albert.pretraining_data.staging import StagingDirectory
 from albert.pretraining_data.staging import unit_key
-from albert.pretraining_data.tokenization import SentencePieceTokenizer
+from albert.text.tokenization import SentencePieceTokenizer
 
 _worker_state = {}
 

@@ -17,10 +17,10 @@ from absl import logging
 import sentencepiece as spm
 
 from albert.pretraining_data import shards
-from albert.pretraining_data.errors import InputError
-from albert.pretraining_data.tokenization import CONTROL_PIECES
-from albert.pretraining_data.tokenization import preprocess_text
-from official.core import atomic_write
+from official.core.errors import InputError
+from albert.text.tokenization import CONTROL_PIECES
+from albert.text.tokenization import preprocess_text
+from official.io import atomic_write
 
 
 def sample_sentences(input_file: str, max_sentences: int, seed: int,

@@ -11,7 +11,7 @@ import glob
 import os
 from typing import List, Sequence, Tuple
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 
 
 def expand_inputs(patterns: str) -> List[Tuple[str, int]]:

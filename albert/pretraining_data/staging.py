@@ -19,8 +19,8 @@ from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 from absl import logging
 
-from albert.pretraining_data.tfrecord_writer import TFRecordWriter
-from official.core import atomic_write
+from official.io.tfrecord import TFRecordWriter
+from official.io import atomic_write
 
 _COPY_BYTES = 1 << 20
 

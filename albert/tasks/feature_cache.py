@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert import data
-from official.core import atomic_write
+from official.io import atomic_write
 from official.core.progress import Progress
 
 FeatureSpec = Mapping[str, tf.TensorSpec]

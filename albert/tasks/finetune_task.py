@@ -30,13 +30,13 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
-from albert.config import AlbertConfig
-from albert.preprocessor import AlbertPreprocessor
-from albert.pretraining_data.tokenization import SentencePieceTokenizer
-from albert.pretraining_data.tokenization import file_sha256
+from albert.modeling.config import AlbertConfig
+from albert.serving.preprocessor import AlbertPreprocessor
+from albert.text.tokenization import SentencePieceTokenizer
 from albert.tasks import feature_cache
 from official.core.progress import Progress
 from official.core.task import Task
+from official.io.files import file_sha256
 
 Outputs = Dict[str, np.ndarray]
 

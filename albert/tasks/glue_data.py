@@ -20,7 +20,7 @@ import math
 import os
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 from albert.tasks.text_example import TextExample
 
 

@@ -11,9 +11,9 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 from albert.tasks.glue_data import GlueTaskSpec, get_glue_task
-from official.core import atomic_write
+from official.io import atomic_write
 
 _MAX_SCORE = 5.0  # STS-B similarity scores lie in [0, 5].
 

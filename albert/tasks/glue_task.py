@@ -15,12 +15,12 @@ import numpy as np
 import tensorflow as tf
 
 from albert.features import RECORD_TO_MODEL
-from albert.preprocessor import AlbertPreprocessor
+from albert.serving.preprocessor import AlbertPreprocessor
 from albert.tasks import glue_data
 from albert.tasks import glue_metrics
 from albert.tasks import glue_submission
 from albert.tasks.classification_task import ClassificationTask
-from albert.tasks.classifier import AlbertClassifier
+from albert.tasks.classifier_model import AlbertClassifier
 
 AX = "ax"
 # The inputs of the original classifier export's tf.Examples.

@@ -15,12 +15,12 @@ import gin
 import numpy as np
 import tensorflow as tf
 
-from albert.preprocessor import AlbertPreprocessor
+from albert.serving.preprocessor import AlbertPreprocessor
 from albert.tasks import race_data
 from albert.tasks import race_metrics
 from albert.tasks.classification_task import ClassificationTask
-from albert.tasks.multiple_choice import AlbertMultipleChoice
-from official.core import atomic_write
+from albert.tasks.multiple_choice_model import AlbertMultipleChoice
+from official.io import atomic_write
 
 NUM_OPTIONS = 4
 LETTERS = "ABCD"

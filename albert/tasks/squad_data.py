@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from absl import logging
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 
 # BERT's whitespace set for SQuAD contexts (U+202F is the narrow no-break
 # space that occurs in a few SQuAD paragraphs).

@@ -26,7 +26,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from albert.pretraining_data.tokenization import SentencePieceTokenizer
+from albert.text.tokenization import SentencePieceTokenizer
 from albert.tasks.finetune_task import pack_segments
 from albert.tasks.squad_data import SquadExample
 

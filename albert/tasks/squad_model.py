@@ -4,14 +4,14 @@ from typing import Dict
 
 import tensorflow as tf
 
-from albert.encoder import AlbertEncoder
-from albert.encoder_model import EncoderModel
+from albert.modeling.encoder import AlbertEncoder
+from albert.modeling.encoder_with_heads import EncoderWithHeads
 from albert.tasks.squad_heads import ConditionalSpanHead, SpanHead
 
 VERSIONS = ("1.1", "2.0")
 
 
-class AlbertSquadModel(EncoderModel):
+class AlbertSquadModel(EncoderWithHeads):
   """Span logits for SQuAD v1.1 (`SpanHead`) or v2.0 (`ConditionalSpanHead`).
 
   Args:

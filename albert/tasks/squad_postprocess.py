@@ -29,7 +29,7 @@ import numpy as np
 
 from albert.tasks.squad_data import SquadExample
 from albert.tasks.squad_features import SquadFeature
-from official.core.atomic_write import write_atomic
+from official.io.atomic_write import write_atomic
 
 NO_SPAN_ODDS = 1e9  # Null odds of a question with no valid span at all.
 

@@ -24,7 +24,7 @@ from typing import Dict
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert.preprocessor import AlbertPreprocessor
+from albert.serving.preprocessor import AlbertPreprocessor
 from albert.tasks.squad_postprocess import NO_SPAN_ODDS
 
 _TEXT = tf.TensorSpec([None], tf.string)

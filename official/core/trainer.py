@@ -11,7 +11,6 @@ equals the single-device update on the whole global batch.
 `Trainer._run` is the only place that calls `strategy.run`.
 """
 
-import json
 import os
 from typing import Dict, Optional
 
@@ -19,15 +18,13 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
-from official.core import atomic_write
+from official.io import atomic_write
+from official.core import model_config_file
 from official.core.progress import Progress
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
 from official.optimization.optimizer_config import OptimizerConfig
 from official.training.clipped_update import clipped_update
-
-MODEL_CONFIG_FILE = "model_config.json"
-
 
 class NonFiniteLossError(FloatingPointError):
   """The training loss became NaN or infinite."""
@@ -61,7 +58,8 @@ class Trainer:
     self.micro_batch_size = task.global_batch_size // (replicas * accumulation)
     self.is_chief, self._write_dir = _chief_and_write_dir(strategy, model_dir)
     if self.is_chief:
-      self._check_model_config()
+      model_config_file.check_or_write(self.model_dir,
+                                       self.task.model_config_dict())
 
     tf_keras.mixed_precision.set_global_policy(config.mixed_precision_policy)
     tf_keras.utils.set_random_seed(config.seed)
@@ -99,25 +97,6 @@ class Trainer:
   @property
   def global_step(self) -> int:
     return int(self.optimizer.iterations.numpy())
-
-  def _check_model_config(self) -> None:
-    """Refuses a model directory that holds a different model."""
-    os.makedirs(self.model_dir, exist_ok=True)
-    path = os.path.join(self.model_dir, MODEL_CONFIG_FILE)
-    wanted = self.task.model_config_dict()
-    if os.path.exists(path):
-      with open(path, encoding="utf-8") as f:
-        saved = json.load(f)
-      changed = sorted(k for k in set(saved) | set(wanted)
-                       if saved.get(k) != wanted.get(k))
-      if changed:
-        details = ", ".join(f"{k}: {saved.get(k)!r} -> {wanted.get(k)!r}"
-                            for k in changed)
-        raise ValueError(f"model_dir {self.model_dir} holds a different model "
-                         f"({details}); use a new --model_dir or the same "
-                         "config")
-      return
-    atomic_write.write_atomic(path, json.dumps(wanted, indent=2, sort_keys=True))
 
   # --- Inside strategy.run -------------------------------------------------
 

@@ -6,7 +6,7 @@ import json
 import gin
 import pytest
 
-from albert.config import AlbertConfig
+from albert.modeling.config import AlbertConfig
 
 # albert_config.json of the released albert_base v2, with its unused keys.
 RELEASED_BASE_V2 = {

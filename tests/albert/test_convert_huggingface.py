@@ -9,8 +9,8 @@ import pytest
 from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion.errors import ConversionError
-from albert.config import AlbertConfig
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.config import AlbertConfig
+from albert.modeling.pretrainer import AlbertPretrainer
 from tests.albert.pretrainer_outputs import pretrainer_outputs
 
 torch = pytest.importorskip("torch")

@@ -11,7 +11,7 @@ import tensorflow as tf
 from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion.errors import ConversionError
-from albert.config import AlbertConfig
+from albert.modeling.config import AlbertConfig
 from official.optimization.optimizer_config import OptimizerConfig
 from tests.albert import original_checkpoint_reference as original
 from tests.albert.pretrainer_outputs import pretrainer_outputs
@@ -129,7 +129,7 @@ def test_optimizer_slots_land_on_their_variables(tmp_path):
   converter.from_original(checkpoint=ckpt, albert_config=config_path,
                           output_dir=out_dir, optimizer_slots=True)
   # As official/core/trainer.py builds and restores it.
-  from albert.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
+  from albert.modeling.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
   model = AlbertPretrainer.from_config_object(
       model_dir_lib.read_model_config(out_dir))
   optimizer = OptimizerConfig().build()
@@ -212,7 +212,7 @@ def test_bad_original_inputs_are_named(tmp_path):
 
 
 def test_to_original_refuses_what_the_original_cannot_hold(tmp_path):
-  from albert.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
+  from albert.modeling.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
   config = AlbertConfig(vocab_size=20, embedding_size=4, hidden_size=8,
                         num_layers=2, num_heads=2, intermediate_size=16,
                         max_position_embeddings=8)

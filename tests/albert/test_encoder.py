@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.config import AlbertConfig
-from albert.encoder import AlbertEncoder
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.config import AlbertConfig
+from albert.modeling.encoder import AlbertEncoder
+from albert.modeling.pretrainer import AlbertPretrainer
 from tests.albert import numpy_reference as ref
 
 TINY = dict(vocab_size=50, embedding_size=8, hidden_size=16, num_layers=3,
@@ -168,7 +168,7 @@ def test_configs_round_trip_through_keras_config():
 
 
 def test_attention_block_alone_matches_numpy():
-  from albert.attention import AttentionBlock  # pylint: disable=g-import-not-at-top
+  from albert.modeling.attention import AttentionBlock  # pylint: disable=g-import-not-at-top
   block = AttentionBlock(hidden_size=12, num_heads=3)
   rng = np.random.default_rng(3)
   x = rng.normal(size=(2, 5, 12)).astype(np.float32)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.config import AlbertConfig
-from albert.encoder import AlbertEncoder
-from albert.preprocessor import AlbertPreprocessor
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.config import AlbertConfig
+from albert.modeling.encoder import AlbertEncoder
+from albert.serving.preprocessor import AlbertPreprocessor
+from albert.modeling.pretrainer import AlbertPretrainer
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
@@ -38,9 +38,9 @@ def model_dir(tmp_path_factory, spm_model):
 
 
 def _export(model_dir, spm_model, out, *flags):
-  """`python -m albert.export_saved_model` of the fixture's ckpt-1 into out."""
+  """`python -m albert.run_export` of the fixture's ckpt-1 into out."""
   run = subprocess.run(
-      [sys.executable, "-m", "albert.export_saved_model",
+      [sys.executable, "-m", "albert.run_export",
        f"--model_dir={model_dir}", f"--checkpoint={model_dir}/ckpt-1",
        f"--spm_model_file={spm_model}", f"--export_dir={out}",
        f"--seq_length={SEQ}", *flags],
@@ -250,7 +250,7 @@ def test_saved_model_cli_lists_the_signatures(export_dir):
 
 
 def test_normalisation_and_tokens_equal_python_on_varied_text(spm_model, tokenizer):
-  from albert.pretraining_data.tokenization import preprocess_text  # pylint: disable=g-import-not-at-top
+  from albert.text.tokenization import preprocess_text  # pylint: disable=g-import-not-at-top
   pre = AlbertPreprocessor(spm_model, SEQ)
   texts = TEXTS + ["ÀÉÎÕÜ ÇÑ", "x\u00a0y\u2009z\u200az", "1,2,3, 10,000,000",
                    "ΣΊΣΥΦΟΣ σοφός", "Ǆemal ǅ", "straße STRASSE", "e\u0301",
@@ -264,7 +264,7 @@ def test_normalisation_and_tokens_equal_python_on_varied_text(spm_model, tokeniz
 
 def test_bad_export_arguments_are_one_line(model_dir, spm_model, tmp_path, export_dir):
   def run(*args):
-    return subprocess.run([sys.executable, "-m", "albert.export_saved_model", *args],
+    return subprocess.run([sys.executable, "-m", "albert.run_export", *args],
                           cwd=REPO, env=ENV, capture_output=True, text=True,
                           timeout=300)
   result = run(f"--model_dir={model_dir[0]}", f"--spm_model_file={spm_model}",

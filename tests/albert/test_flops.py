@@ -1,7 +1,7 @@
 """Analytic FLOP count of ALBERT-base against a hand expansion."""
 
-from albert.config import AlbertConfig
-from albert import flops
+from albert.modeling.config import AlbertConfig
+from albert.modeling import flops
 
 
 def test_base_at_128_is_about_68_gflop_per_training_example():

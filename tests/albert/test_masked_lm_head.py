@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from albert.masked_lm_head import MaskedLMHead
+from albert.modeling.masked_lm_head import MaskedLMHead
 
 B, T, P, H, V, E = 3, 7, 2, 16, 50, 8
 

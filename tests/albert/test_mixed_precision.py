@@ -5,8 +5,8 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from albert.encoder import AlbertEncoder
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.encoder import AlbertEncoder
+from albert.modeling.pretrainer import AlbertPretrainer
 
 TINY = dict(vocab_size=60, embedding_size=8, hidden_size=32, num_layers=2,
             num_heads=4, intermediate_size=64, max_position_embeddings=16)

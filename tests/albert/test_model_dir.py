@@ -10,9 +10,9 @@ import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion.pretrainer_weights import pretrainer_weights
-from albert.config import AlbertConfig
-from albert.pretrainer import AlbertPretrainer
-from official.core import trainer as trainer_lib
+from albert.modeling.config import AlbertConfig
+from albert.modeling.pretrainer import AlbertPretrainer
+from official.core import model_config_file
 
 CONFIG = AlbertConfig(vocab_size=30, embedding_size=4, hidden_size=8,
                       num_layers=3, num_heads=2, intermediate_size=16,
@@ -46,7 +46,7 @@ def test_load_pretrainer_restores_the_weights_it_wrote(tmp_path):
 def test_config_files_agree_with_the_trainer_and_gin(tmp_path):
   folder = str(tmp_path / "m")
   model_dir_lib.write_model_dir(folder, _random_pretrainer(1))
-  with open(os.path.join(folder, trainer_lib.MODEL_CONFIG_FILE)) as f:
+  with open(os.path.join(folder, model_config_file.FILE_NAME)) as f:
     text = f.read()
   # What official/core/trainer.py writes for the same config.
   assert text == json.dumps(CONFIG.to_dict(), indent=2, sort_keys=True)
@@ -82,7 +82,7 @@ def test_errors_name_the_file(tmp_path):
 
 
 def test_load_encoder_weights_restores_the_encoder_only(tmp_path):
-  from albert.tasks.classifier import AlbertClassifier  # pylint: disable=g-import-not-at-top
+  from albert.tasks.classifier_model import AlbertClassifier  # pylint: disable=g-import-not-at-top
   source = _random_pretrainer(1)
   folder = str(tmp_path / "m")
   model_dir_lib.write_model_dir(folder, source, step=4)
@@ -104,10 +104,10 @@ def test_load_encoder_weights_names_config_and_shape_mismatches(tmp_path):
   model_dir_lib.write_model_dir(folder, _random_pretrainer(1))
   other = CONFIG.replace(hidden_size=12, num_heads=3)
   encoder = AlbertPretrainer.from_config_object(other).encoder
-  with pytest.raises(ValueError, match=r"another model \(hidden_size: "
-                     r"checkpoint 8 vs config 12, num_heads"):
+  with pytest.raises(ValueError, match=r"another model \(checkpoint -> config: "
+                     r"hidden_size: 8 -> 12, num_heads"):
     model_dir_lib.load_encoder_weights(encoder, folder, other)
   # Without model_config.json the restore itself names the tensor's shapes.
-  os.remove(os.path.join(folder, trainer_lib.MODEL_CONFIG_FILE))
+  os.remove(os.path.join(folder, model_config_file.FILE_NAME))
   with pytest.raises(ValueError, match="does not fit the encoder"):
     model_dir_lib.load_encoder_weights(encoder, folder, other)

@@ -8,8 +8,8 @@ import sys
 import gin
 import pytest
 
-from albert.config import AlbertConfig
-from albert.model_summary import parameter_counts
+from albert.modeling.config import AlbertConfig
+from albert.modeling.parameter_counts import parameter_counts
 from official.config.gin_files import parse_gin
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -60,14 +60,14 @@ def test_factorization_saves_what_the_paper_says():
 def test_cli_json_and_table():
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   run = subprocess.run(
-      [sys.executable, "-m", "albert.model_summary", "--gin_file=gin/large.gin",
+      [sys.executable, "-m", "albert.cli.model_summary", "--gin_file=gin/large.gin",
        "--json"], cwd=REPO, env=env, capture_output=True, text=True, check=True)
   data = json.loads(run.stdout)
   assert data["backbone_params"] == REFERENCE["large"][0]
   assert data["pretrainer_params"] == sum(REFERENCE["large"])
   assert data["config"]["num_layers"] == 24
   table = subprocess.run(
-      [sys.executable, "-m", "albert.model_summary", "--gin_file=gin/base.gin",
+      [sys.executable, "-m", "albert.cli.model_summary", "--gin_file=gin/base.gin",
        "--gin_file=gin/tiny.gin", "--gin_param=AlbertConfig.sharing='none'"],
       cwd=REPO, env=env, capture_output=True, text=True, check=True).stdout
   assert "sharing=none" in table and "attention (4 weight set(s))" in table
@@ -76,13 +76,13 @@ def test_cli_json_and_table():
 def test_cli_bad_gin_is_one_line_and_nonzero():
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   run = subprocess.run(
-      [sys.executable, "-m", "albert.model_summary", "--gin_file=gin/huge.gin"],
+      [sys.executable, "-m", "albert.cli.model_summary", "--gin_file=gin/huge.gin"],
       cwd=REPO, env=env, capture_output=True, text=True)
   assert run.returncode != 0
   assert run.stdout == ""
   assert "model_summary: gin file 'gin/huge.gin' not found" in run.stderr
   run = subprocess.run(
-      [sys.executable, "-m", "albert.model_summary", "--gin_file=gin/base.gin",
+      [sys.executable, "-m", "albert.cli.model_summary", "--gin_file=gin/base.gin",
        "--gin_param=AlbertConfig.num_heads=7"],
       cwd=REPO, env=env, capture_output=True, text=True)
   assert run.returncode != 0

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from albert.config import AlbertConfig
+from albert.modeling.config import AlbertConfig
 from albert.pretrain_task import PretrainTask
 from official.core.trainer import NonFiniteLossError, Trainer
 from official.core.trainer_config import TrainerConfig
@@ -276,7 +276,7 @@ def test_mismatched_checkpoint_is_one_line(data_dir, tmp_path):
   small = AlbertConfig(vocab_size=64, embedding_size=8, hidden_size=8,
                        num_layers=2, num_heads=2, intermediate_size=16,
                        max_position_embeddings=32)
-  from albert.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
+  from albert.modeling.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
   wrong = AlbertPretrainer.from_config_object(small)
   tf.train.Checkpoint(model=wrong).write(str(tmp_path / "wrong" / "ckpt-1"))
   with pytest.raises(ValueError, match=r"checkpoint .*ckpt-1 does not match") as e:

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from albert.encoder import AlbertEncoder
-from albert.shared_transformer_block import group_of_layer
+from albert.modeling.encoder import AlbertEncoder
+from albert.modeling.shared_transformer_block import group_of_layer
 
 TINY = dict(vocab_size=40, embedding_size=8, hidden_size=16, num_heads=2,
             intermediate_size=24, max_position_embeddings=8)

@@ -5,7 +5,7 @@ import os
 import gin
 import pytest
 
-from albert.config import AlbertConfig
+from albert.modeling.config import AlbertConfig
 from official.config.gin_files import GinConfigError, parse_gin
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.pretrainer import AlbertPretrainer
 from official.optimization.optimizer_config import OptimizerConfig
 from tests.albert import original_checkpoint_reference as original
 from tests.albert.synthetic_records import write_records

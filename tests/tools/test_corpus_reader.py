@@ -5,7 +5,7 @@ import re
 import pytest
 
 from albert.pretraining_data import corpus_reader
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 
 TEXT = (
     "\n\n  \nFirst doc, line one.\nLine two.\r\n\n"

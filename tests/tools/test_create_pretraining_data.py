@@ -13,10 +13,10 @@ import pytest
 import sentencepiece as spm
 
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 from albert.pretraining_data.pipeline import create_pretraining_data
-from albert.pretraining_data.tfrecord_writer import read_frames
-from albert.pretraining_data.tfrecord_writer import read_records
+from official.io.tfrecord import read_frames
+from official.io.tfrecord import read_records
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "create_pretraining_data.py"

@@ -9,7 +9,7 @@ import tensorflow as tf
 from albert import features
 from albert.pretraining_data import example_proto
 from albert.pretraining_data import manifest
-from albert.pretraining_data import tfrecord_writer
+from official.io import tfrecord
 from albert.pretraining_data.data_config import PretrainingDataConfig
 
 # REFERENCE section 4, verbatim: name, dtype, length.
@@ -86,16 +86,16 @@ def test_serialize_rejects_other_features():
 def test_tfrecord_framing_reads_back_in_tf_data(tmp_path, gzipped):
   records = [b"", b"x", bytes(range(256)) * 40, b"last"]
   path = str(tmp_path / "r.tfrecord")
-  with open(path, "wb") as f, tfrecord_writer.TFRecordWriter(f, gzipped) as w:
+  with open(path, "wb") as f, tfrecord.TFRecordWriter(f, gzipped) as w:
     w.write_all(records)
   dataset = tf.data.TFRecordDataset(path,
                                     compression_type="GZIP" if gzipped else "")
   assert [r.numpy() for r in dataset] == records
-  assert list(tfrecord_writer.read_records(path)) == records
+  assert list(tfrecord.read_records(path)) == records
   if gzipped:  # A real gzip stream, with no name or time in the header.
     assert gzip.decompress(open(path, "rb").read())[:8] == b"\0" * 8
     again = str(tmp_path / "again.tfrecord")
-    with open(again, "wb") as f, tfrecord_writer.TFRecordWriter(f, True) as w:
+    with open(again, "wb") as f, tfrecord.TFRecordWriter(f, True) as w:
       w.write_all(records)
     assert open(again, "rb").read() == open(path, "rb").read()
 
@@ -105,9 +105,9 @@ def test_reads_records_written_by_tensorflow(tmp_path):
   with tf.io.TFRecordWriter(path) as writer:
     for r in (b"a", b"bc" * 1000):
       writer.write(r)
-  assert list(tfrecord_writer.read_records(path)) == [b"a", b"bc" * 1000]
+  assert list(tfrecord.read_records(path)) == [b"a", b"bc" * 1000]
   data = bytearray(open(path, "rb").read())
   data[-6] ^= 1  # Corrupt the last record's data.
   open(path, "wb").write(bytes(data))
   with pytest.raises(ValueError, match="corrupt"):
-    list(tfrecord_writer.read_records(path))
+    list(tfrecord.read_records(path))

@@ -2,10 +2,10 @@
 
 import pytest
 
-from albert.pretraining_data.errors import InputError
-from albert.pretraining_data.tokenization import is_word_start_piece
-from albert.pretraining_data.tokenization import preprocess_text
-from albert.pretraining_data.tokenization import SentencePieceTokenizer
+from official.core.errors import InputError
+from albert.text.tokenization import is_word_start_piece
+from albert.text.tokenization import preprocess_text
+from albert.text.tokenization import SentencePieceTokenizer
 
 
 def test_preprocess_collapses_space_strips_accents_and_lowercases():

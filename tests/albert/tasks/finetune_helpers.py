@@ -13,8 +13,8 @@ import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert import finetuning
-from albert.config import AlbertConfig
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.config import AlbertConfig
+from albert.modeling.pretrainer import AlbertPretrainer
 from tests.conftest import VOCAB_SIZE
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(

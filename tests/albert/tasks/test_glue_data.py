@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 from albert.tasks.glue_data import GLUE_TASKS, get_glue_task, read_glue
 from albert.tasks.text_example import TextExample
 

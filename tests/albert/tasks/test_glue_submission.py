@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 from albert.tasks.glue_data import read_glue
 from albert.tasks.glue_submission import write_submission
 

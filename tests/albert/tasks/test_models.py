@@ -1,10 +1,10 @@
-"""Fine-tuning models: shapes, and `get_config` round trips through `EncoderModel`."""
+"""Fine-tuning models: shapes, and `get_config` round trips through `EncoderWithHeads`."""
 
 import numpy as np
 import tensorflow as tf
 
-from albert.tasks.classifier import AlbertClassifier
-from albert.tasks.multiple_choice import AlbertMultipleChoice
+from albert.tasks.classifier_model import AlbertClassifier
+from albert.tasks.multiple_choice_model import AlbertMultipleChoice
 from albert.tasks.squad_model import AlbertSquadModel
 from tests.albert.tasks.finetune_helpers import TINY
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 from albert.tasks.race_data import read_race
 from albert.tasks.race_metrics import race_metrics
 from albert.tasks.text_example import MultipleChoiceExample

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 from albert.tasks import squad_data
 
 

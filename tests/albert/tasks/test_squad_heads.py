@@ -42,9 +42,11 @@ def test_span_head_is_a_masked_dense():
   kernel, bias = (w.numpy() for w in head.dense.weights)
   ref = x @ kernel + bias  # [B, T, 2]
   np.testing.assert_allclose(out["start_logits"],
-                             _np_mask(ref[..., 0], paragraph), rtol=1e-5)
+                             _np_mask(ref[..., 0], paragraph), rtol=1e-5,
+                             atol=1e-6)
   np.testing.assert_allclose(out["end_logits"],
-                             _np_mask(ref[..., 1], paragraph), rtol=1e-5)
+                             _np_mask(ref[..., 1], paragraph), rtol=1e-5,
+                             atol=1e-6)
   assert out["start_logits"][0, 1] == squad_heads.NEG_INF  # A question token.
   assert out["start_logits"][0, 0] > -1e3  # [CLS] stays a candidate.
   clone = squad_heads.SpanHead.from_config(head.get_config())

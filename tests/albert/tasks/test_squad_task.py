@@ -20,7 +20,7 @@ import gin
 import pytest
 
 from albert import finetuning
-from albert.pretraining_data.tokenization import SPACE_MARK
+from albert.text.tokenization import SPACE_MARK
 from albert.tasks import squad_metrics
 
 MARKERS = 3

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.config import AlbertConfig
+from albert.modeling.config import AlbertConfig
 from albert.tasks.squad_task import SquadTask
 
 TINY = AlbertConfig(vocab_size=2000, embedding_size=8, hidden_size=16,

@@ -1,6 +1,6 @@
 r"""Exports a trained ALBERT as SavedModels for serving.
 
-  python -m albert.export_saved_model --model_dir=runs/base \
+  python -m albert.run_export --model_dir=runs/base \
       --spm_model_file=spm.model --export_dir=exported [--seq_length=128] \
       [--precision=float32|bfloat16]
 
@@ -21,7 +21,8 @@ from absl import app
 from absl import flags
 import tensorflow as tf
 
-from albert import exporter
+from albert import cli
+from albert.serving import exporter
 from albert import model_dir
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
@@ -65,5 +66,10 @@ def main(argv: Sequence[str]) -> None:
   print(f"exported {EXPORT_DIR.value}/encoder, /preprocessing, /serving")
 
 
+def run():
+  """Entry point of tools/, console scripts and `python -m`."""
+  cli.run_command(main, __doc__)
+
+
 if __name__ == "__main__":
-  app.run(main)
+  run()

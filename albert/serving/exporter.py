@@ -1,6 +1,6 @@
 """Writes the encoder, preprocessing and serving SavedModels of a trained ALBERT.
 
-`python -m albert.export_saved_model` is the command-line front of this module.
+`python -m albert.run_export` is the command-line front of this module.
 """
 
 import os
@@ -10,15 +10,15 @@ from absl import logging
 import tensorflow as tf
 import tensorflow_text  # pylint: disable=unused-import  (registers the ops)
 
-from albert.config import AlbertConfig
-from albert.encoder_module import EncoderModule
-from albert.preprocessor import AlbertPreprocessor
-from albert.pretrainer import AlbertPretrainer
-from albert.serving_module import ServingModule
+from albert import REPO_ROOT
+from albert.modeling.config import AlbertConfig
+from albert.serving.hub_encoder_module import HubEncoderModule
+from albert.serving.preprocessor import AlbertPreprocessor
+from albert.modeling.pretrainer import AlbertPretrainer
+from albert.serving.text_serving_module import TextServingModule
 from official.config import gin_files
-from official.core import atomic_write
+from official.io import atomic_write
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def config_from_gin(gin_file: Sequence[str] = (),
@@ -47,9 +47,9 @@ def export(pretrainer: AlbertPretrainer, *, spm_model_file: str,
                      f"vocab_size is {pretrainer.encoder.config.vocab_size}")
   with atomic_write.atomic_directory(export_dir) as tmp:
     modules = {
-        "encoder": EncoderModule(pretrainer, spm_model_file, do_lower_case),
+        "encoder": HubEncoderModule(pretrainer, spm_model_file, do_lower_case),
         "preprocessing": preprocessor,
-        "serving": ServingModule(pretrainer, preprocessor, top_k=top_k),
+        "serving": TextServingModule(pretrainer, preprocessor, top_k=top_k),
     }
     for name, module in modules.items():
       tf.saved_model.save(module, os.path.join(tmp, name),

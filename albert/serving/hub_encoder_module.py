@@ -1,16 +1,16 @@
-"""`EncoderModule`: the hub-style encoder SavedModel (original `export_to_tfhub.py`)."""
+"""`HubEncoderModule`: the hub-style encoder SavedModel (original `export_to_tfhub.py`)."""
 
 from typing import Optional
 
 import tensorflow as tf
 
 from albert import features
-from albert.pretrainer import AlbertPretrainer
+from albert.modeling.pretrainer import AlbertPretrainer
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
 
 
-class EncoderModule(tf.Module):
+class HubEncoderModule(tf.Module):
   """Serves a trained `AlbertPretrainer` on token ids.
 
   TF2 hub-style signatures (tensorflow/models, keras-hub names):

@@ -1,7 +1,7 @@
 """`AlbertPreprocessor`: raw strings -> encoder inputs, in the TensorFlow graph.
 
 The normalisation is the one `tools/create_pretraining_data.py` applies in
-Python (`albert.pretraining_data.tokenization.preprocess_text`), rebuilt from
+Python (`albert.text.tokenization.preprocess_text`), rebuilt from
 TensorFlow and TF-Text ops so a SavedModel needs nothing else:
 
   1. whitespace runs (Python's `str.isspace` set) -> one space, ends stripped;

@@ -9,11 +9,11 @@ from typing import Dict
 import tensorflow as tf
 import tf_keras
 
-from albert.encoder import AlbertEncoder
-from albert.encoder_model import EncoderModel
+from albert.modeling.encoder import AlbertEncoder
+from albert.modeling.encoder_with_heads import EncoderWithHeads
 
 
-class AlbertClassifier(EncoderModel):
+class AlbertClassifier(EncoderWithHeads):
   """Class logits (or a regression score) from the encoder's pooled output.
 
   Args:

@@ -2,13 +2,13 @@
 
 import tensorflow as tf
 
-from albert.encoder import AlbertEncoder
-from albert.encoder_model import EncoderModel
-from albert.masked_lm_head import MaskedLMHead
-from albert.sentence_order_head import SentenceOrderHead
+from albert.modeling.encoder import AlbertEncoder
+from albert.modeling.encoder_with_heads import EncoderWithHeads
+from albert.modeling.masked_lm_head import MaskedLMHead
+from albert.modeling.sentence_order_head import SentenceOrderHead
 
 
-class AlbertPretrainer(EncoderModel):
+class AlbertPretrainer(EncoderWithHeads):
   """ALBERT pretraining model (paper section 3): MLM + sentence-order prediction.
 
   Args:

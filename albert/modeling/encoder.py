@@ -5,9 +5,9 @@ from typing import Dict
 import tensorflow as tf
 import tf_keras
 
-from albert.config import AlbertConfig
-from albert.embedding import FactorizedEmbedding
-from albert.shared_transformer_block import SharedTransformerBlock
+from albert.modeling.config import AlbertConfig
+from albert.modeling.embedding import FactorizedEmbedding
+from albert.modeling.shared_transformer_block import SharedTransformerBlock
 
 
 class AlbertEncoder(tf_keras.Model):

@@ -7,7 +7,7 @@ scores of an example's options compared with a softmax.
 
 import tensorflow as tf
 
-from albert.tasks.classifier import AlbertClassifier
+from albert.tasks.classifier_model import AlbertClassifier
 
 _INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 

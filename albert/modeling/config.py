@@ -13,7 +13,7 @@ from typing import Any, Dict
 from absl import logging
 import gin
 
-from official.core import atomic_write
+from official.io import atomic_write
 from official.modeling import activations
 
 SHARING_MODES = ("all", "attention", "ffn", "none")

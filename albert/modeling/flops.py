@@ -1,6 +1,6 @@
 """Analytic FLOP counts of ALBERT, for benchmarks (achieved GFLOP/s)."""
 
-from albert.config import AlbertConfig
+from albert.modeling.config import AlbertConfig
 
 
 def forward_flops_per_example(config: AlbertConfig, seq_length: int,

@@ -1,4 +1,4 @@
-"""`EncoderModel`: a Keras model made of an `AlbertEncoder` and task heads.
+"""`EncoderWithHeads`: a Keras model made of an `AlbertEncoder` and task heads.
 
 What the pretrainer and the fine-tuning models share: building on a fresh
 encoder of an `AlbertConfig` with every weight created, the `encoder`
@@ -11,11 +11,11 @@ from typing import Any, Dict
 
 import tf_keras
 
-from albert.config import AlbertConfig
-from albert.encoder import AlbertEncoder
+from albert.modeling.config import AlbertConfig
+from albert.modeling.encoder import AlbertEncoder
 
 
-class EncoderModel(tf_keras.Model):
+class EncoderWithHeads(tf_keras.Model):
   """Base class; subclasses take the encoder first and keyword options after.
 
   Subclasses implement `call`, `dummy_inputs()` (inputs that build every

@@ -4,9 +4,9 @@ from typing import List, Tuple
 
 import tf_keras
 
-from albert import config as config_lib
-from albert.attention import AttentionBlock
-from albert.feed_forward import FeedForwardBlock
+from albert.modeling import config as config_lib
+from albert.modeling.attention import AttentionBlock
+from albert.modeling.feed_forward import FeedForwardBlock
 
 
 def group_of_layer(layer: int, num_layers: int, num_hidden_groups: int) -> int:

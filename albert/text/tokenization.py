@@ -9,7 +9,6 @@ pieces start a word; the rule depends only on the piece string, so it is
 evaluated once per vocabulary entry into a lookup table.
 """
 
-import hashlib
 import re
 import unicodedata
 from typing import List, Sequence
@@ -17,7 +16,7 @@ from typing import List, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from albert.pretraining_data.errors import InputError
+from official.core.errors import InputError
 
 SPACE_MARK = "\u2581"  # SentencePiece's "▁", marks a piece that follows a space.
 CONTROL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
@@ -52,14 +51,6 @@ def is_word_start_piece(piece: str) -> bool:
   return (piece.startswith(SPACE_MARK) or piece.startswith("<") or
           piece in _PUNCTUATION or
           not all(c.lower() in _WORD_CHARS for c in piece))
-
-
-def file_sha256(path: str) -> str:
-  digest = hashlib.sha256()
-  with open(path, "rb") as f:
-    for chunk in iter(lambda: f.read(1 << 20), b""):
-      digest.update(chunk)
-  return digest.hexdigest()
 
 
 class SentencePieceTokenizer:

@@ -1,14 +1,14 @@
-"""`ServingModule`: raw text in, ALBERT out: one SavedModel for serving."""
+"""`TextServingModule`: raw text in, ALBERT out: one SavedModel for serving."""
 
 import tensorflow as tf
 
-from albert.preprocessor import AlbertPreprocessor
-from albert.pretrainer import AlbertPretrainer
+from albert.serving.preprocessor import AlbertPreprocessor
+from albert.modeling.pretrainer import AlbertPretrainer
 
 _TEXT = tf.TensorSpec([None], tf.string)
 
 
-class ServingModule(tf.Module):
+class TextServingModule(tf.Module):
   """SentencePiece and the model in one graph; only TF and TF-Text ops.
 
   Signatures (text is string [B]; over-long input is truncated to seq_length):

@@ -1,0 +1,76 @@
+"""MODEL_DIR/model_config.json: which model a model directory holds.
+
+The one owner of the file. The trainer writes it on a new model directory and
+refuses a directory that holds another model; model loading reads it back;
+fine-tuning compares it with the model it builds. All of them go through the
+functions here, so the file is written and compared one way.
+"""
+
+import json
+import os
+from typing import Any, Dict, List, Optional
+
+from official.io import atomic_write
+
+FILE_NAME = "model_config.json"
+
+
+def path(model_dir: str) -> str:
+  return os.path.join(model_dir, FILE_NAME)
+
+
+def write(model_dir: str, fields: Dict[str, Any]) -> None:
+  """Writes `fields` as sorted, indented JSON, atomically."""
+  atomic_write.write_atomic(path(model_dir),
+                            json.dumps(fields, indent=2, sort_keys=True))
+
+
+def read(model_dir: str) -> Optional[Dict[str, Any]]:
+  """The JSON object in the file, or None when the file does not exist.
+
+  Raises:
+    ValueError: the file is unreadable or does not hold a JSON object.
+  """
+  file_path = path(model_dir)
+  try:
+    with open(file_path, encoding="utf-8") as f:
+      fields = json.load(f)
+  except FileNotFoundError:
+    return None
+  except (OSError, json.JSONDecodeError) as e:
+    raise ValueError(f"cannot read {file_path}: {e}") from e
+  if not isinstance(fields, dict):
+    raise ValueError(f"{file_path} must hold a JSON object of config fields")
+  return fields
+
+
+def differences(saved: Dict[str, Any], wanted: Dict[str, Any]) -> List[str]:
+  """Sorted names of the fields whose values differ (or exist on one side)."""
+  return sorted(k for k in set(saved) | set(wanted)
+                if saved.get(k) != wanted.get(k))
+
+
+def describe(saved: Dict[str, Any], wanted: Dict[str, Any],
+             changed: List[str]) -> str:
+  """`field: saved -> wanted, ...` for the fields in `changed`."""
+  return ", ".join(f"{k}: {saved.get(k)!r} -> {wanted.get(k)!r}"
+                   for k in changed)
+
+
+def check_or_write(model_dir: str, wanted: Dict[str, Any]) -> None:
+  """Writes the file in a new model directory; refuses one of another model.
+
+  Raises:
+    ValueError: the directory's file differs from `wanted` (one line naming
+      each differing field).
+  """
+  os.makedirs(model_dir, exist_ok=True)
+  saved = read(model_dir)
+  if saved is None:
+    write(model_dir, wanted)
+    return
+  changed = differences(saved, wanted)
+  if changed:
+    raise ValueError(f"model_dir {model_dir} holds a different model "
+                     f"({describe(saved, wanted, changed)}); use a new "
+                     "--model_dir or the same config")

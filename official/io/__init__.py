@@ -1,0 +1,1 @@
+"""File I/O without TensorFlow: atomic writes, TFRecord framing, checksums."""

@@ -1,0 +1,6 @@
+"""`python tools/model_summary.py`: the command in albert/cli/model_summary.py."""
+
+from albert.cli import model_summary
+
+if __name__ == "__main__":
+  model_summary.run()
