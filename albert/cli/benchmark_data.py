@@ -7,8 +7,12 @@ original_baseline.py) on the same corpus (or its first --baseline_mb) in the
 same run, for a speed ratio. Each run is a fresh process, so its peak RSS is
 its own.
 
-  python tools/benchmark_data.py --input_file=/work/shared/bench/corpus.txt \
-      --spm_model_file=/work/shared/bench/spm.model --dupe_factor=1
+  python tools/benchmark_data.py --input_file=bench/corpus.txt \
+      --spm_model_file=bench/spm.model --dupe_factor=1
+
+(`bench/` stands for any corpus and its SentencePiece model; the figures in
+docs/pretraining_data.md use the corpus described in docs/reference.md
+section 8.)
 """
 
 import multiprocessing

@@ -1,6 +1,6 @@
 """`NgramMasker`: whole-word n-gram masking for the MLM task.
 
-Paper section 4.1 / REFERENCE section 4, as the original implements it:
+Paper section 4.1 / docs/reference.md section 4, as the original implements it:
 - Candidates are whole words: a piece that does not start a word joins the
   word before it (`do_whole_word_mask`), else every piece is its own
   candidate. [CLS] and [SEP] are never candidates. Unlike the original, a

@@ -1,4 +1,4 @@
-"""`RaceTask`: RACE reading comprehension, one logit per option (REFERENCE section 6).
+"""`RaceTask`: RACE reading comprehension, one logit per option (docs/reference.md section 6).
 
 Each of an example's four options becomes one packed input
 `[CLS] article [SEP] qa [SEP]`, where qa is the question with its `_` blank

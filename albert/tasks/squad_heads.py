@@ -11,7 +11,7 @@ answerability logit from [CLS] and the start-probability-weighted hidden state.
 
 Both heads only let a span start or end on a context token or on [CLS]
 (position 0, the label of windows without an answer): other logits are set to
-`NEG_INF`. Losses are plain per-example functions (REFERENCE section 6):
+`NEG_INF`. Losses are plain per-example functions (docs/reference.md section 6):
 v1.1 (start CE + end CE) / 2; v2.0 adds 0.5 * answerability sigmoid CE.
 """
 

@@ -1,6 +1,6 @@
 """`SquadTask`: SQuAD v1.1 and v2.0 extractive question answering.
 
-REFERENCE section 6: contexts longer than `seq_length` are covered by windows
+docs/reference.md section 6: contexts longer than `seq_length` are covered by windows
 `doc_stride` tokens apart (`squad_features.py`); v1.1 trains BERT's span head
 and v2.0 the XLNet-style head of the original ALBERT (`squad_heads.py`);
 answers are decoded over all windows of a question (`squad_postprocess.py`)

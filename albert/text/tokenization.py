@@ -1,6 +1,6 @@
 """Text normalisation, SentencePiece encoding and the word-start rule.
 
-Matches the original ALBERT release (REFERENCE section 4): a line is
+Matches the original ALBERT release (docs/reference.md section 4): a line is
 normalised (whitespace collapsed, NFKD, combining marks dropped, optionally
 lower-cased), then split into SentencePiece pieces; a piece that ends in a
 digit followed by a comma ("1,") is split into the digits and the comma, as

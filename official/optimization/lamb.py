@@ -1,6 +1,6 @@
 """LAMB: layer-wise adaptive moments (You et al., 2019), as ALBERT trains with it.
 
-Per variable w with gradient g (ALBERT paper section 4.1; REFERENCE section 5):
+Per variable w with gradient g (ALBERT paper section 4.1; docs/reference.md section 5):
 
     m = b1 * m + (1 - b1) * g
     v = b2 * v + (1 - b2) * g^2

@@ -1,10 +1,10 @@
-"""The pretraining TFRecord schema equals REFERENCE section 4."""
+"""The pretraining TFRecord schema equals docs/reference.md section 4."""
 
 import tensorflow as tf
 
 from albert import features
 
-# REFERENCE section 4: name -> (dtype, length).
+# docs/reference.md section 4: name -> (dtype, length).
 EXPECTED = {
     "input_ids": ("int64", "max_seq_length"),
     "input_mask": ("int64", "max_seq_length"),

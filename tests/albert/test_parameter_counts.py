@@ -1,4 +1,4 @@
-"""Parameter counts of the released sizes equal REFERENCE section 2 exactly."""
+"""Parameter counts of the released sizes equal docs/reference.md section 2 exactly."""
 
 import json
 import os
@@ -14,8 +14,8 @@ from official.config.gin_files import parse_gin
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# size: (backbone, MLM + SOP heads) from REFERENCE section 2.
-REFERENCE = {
+# size: (backbone, MLM + SOP heads) from docs/reference.md section 2.
+RELEASED = {
     "base": (11_683_584, 130_226),
     "large": (17_683_968, 163_506),
     "xlarge": (58_724_864, 296_626),
@@ -38,7 +38,7 @@ def _config(size):
     pytest.param("xxlarge", marks=pytest.mark.slow),
 ])
 def test_released_sizes(size):
-  backbone, heads = REFERENCE[size]
+  backbone, heads = RELEASED[size]
   counts = parameter_counts(_config(size))
   assert counts["backbone_params"] == backbone
   assert counts["heads_params"] == heads
@@ -63,8 +63,8 @@ def test_cli_json_and_table():
       [sys.executable, "-m", "albert.cli.model_summary", "--gin_file=gin/large.gin",
        "--json"], cwd=REPO, env=env, capture_output=True, text=True, check=True)
   data = json.loads(run.stdout)
-  assert data["backbone_params"] == REFERENCE["large"][0]
-  assert data["pretrainer_params"] == sum(REFERENCE["large"])
+  assert data["backbone_params"] == RELEASED["large"][0]
+  assert data["pretrainer_params"] == sum(RELEASED["large"])
   assert data["config"]["num_layers"] == 24
   table = subprocess.run(
       [sys.executable, "-m", "albert.cli.model_summary", "--gin_file=gin/base.gin",

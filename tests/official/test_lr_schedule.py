@@ -1,4 +1,4 @@
-"""WarmupPolynomialDecay against REFERENCE section 5, step by step."""
+"""WarmupPolynomialDecay against docs/reference.md section 5, step by step."""
 
 import numpy as np
 import pytest

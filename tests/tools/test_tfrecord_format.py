@@ -1,4 +1,4 @@
-"""The record schema (REFERENCE section 4) and the TF-free wire format."""
+"""The record schema (docs/reference.md section 4) and the TF-free wire format."""
 
 import gzip
 
@@ -12,8 +12,8 @@ from albert.pretraining_data import manifest
 from official.io import tfrecord
 from albert.pretraining_data.data_config import PretrainingDataConfig
 
-# REFERENCE section 4, verbatim: name, dtype, length.
-REFERENCE_SCHEMA = [
+# docs/reference.md section 4, verbatim: name, dtype, length.
+EXPECTED_SCHEMA = [
     ("input_ids", "int64", "max_seq_length"),
     ("input_mask", "int64", "max_seq_length"),
     ("segment_ids", "int64", "max_seq_length"),
@@ -27,12 +27,12 @@ REFERENCE_SCHEMA = [
 
 def test_schema_is_the_reference_table():
   assert [(f.record_name, f.dtype, f.length)
-          for f in features.PRETRAINING_FEATURES] == REFERENCE_SCHEMA
+          for f in features.PRETRAINING_FEATURES] == EXPECTED_SCHEMA
   config = PretrainingDataConfig(max_seq_length=64, max_predictions_per_seq=9)
   lengths = {"max_seq_length": 64, "max_predictions_per_seq": 9, "one": 1}
   assert manifest.feature_schema(config) == [
       {"name": n, "dtype": d, "length": lengths[l]}
-      for n, d, l in REFERENCE_SCHEMA]
+      for n, d, l in EXPECTED_SCHEMA]
 
 
 def _random_arrays(rng, seq_len=48, max_pred=7):
