@@ -1,6 +1,7 @@
 # Two commands for a fresh machine with python3 and make:
 #   make test   create .venv if needed, install, run every test
 #   make demo   create .venv if needed, install, run the demo job on CPU
+#   make lint   formatter check (pyink) and linter (ruff); `make format` fixes
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -9,7 +10,7 @@ STAMP := $(VENV)/.installed
 export TF_CPP_MIN_LOG_LEVEL ?= 1
 PYTEST_ARGS ?=
 
-.PHONY: install test demo clean
+.PHONY: install test demo lint format clean
 
 install: $(STAMP)
 
@@ -24,6 +25,17 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 test: install
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+LINTED := albert official tools tests
+
+lint: install
+	$(PY) -m pyink --check --quiet $(LINTED) || { \
+	  echo "make lint: files above are not formatted; run 'make format'"; exit 1; }
+	$(PY) -m ruff check --quiet .
+
+format: install
+	$(PY) -m pyink --quiet $(LINTED)
+	$(PY) -m ruff check --quiet --fix .
 
 demo: install
 	$(PY) tools/demo.py --work_dir=demo_out

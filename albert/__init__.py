@@ -2,9 +2,9 @@
 
 # Before any TensorFlow import: official/__init__.py sets TensorFlow's runtime
 # defaults (oneDNN kernels on every x86 CPU).
-import official  # pylint: disable=unused-import
+import official  # noqa: F401
 
-import os  # pylint: disable=g-import-not-at-top,g-bad-import-order
+import os
 
 # The checkout holding gin/ and tools/: where --gin_file paths are looked up.
 # The package is installed in editable mode (`pip install -e .`, as `make`

@@ -24,26 +24,37 @@ def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
   for pattern in (p.strip() for p in file_pattern.split(",")):
     if pattern:
       files.extend(tf.io.gfile.glob(pattern))
-  files = sorted(set(f for f in files if not os.path.basename(f).startswith(
-      ".") and not f.endswith(".json") and ".tmp" not in f))
+  files = sorted(
+      set(
+          f
+          for f in files
+          if not os.path.basename(f).startswith(".")
+          and not f.endswith(".json")
+          and ".tmp" not in f
+      )
+  )
   if not files:
     raise ValueError(f"{what} {file_pattern!r} matches no files")
   return files
 
 
 def _compression(files: List[str]) -> Optional[str]:
-  """"GZIP" or None, from the files' contents (`--gzip` keeps plain names)."""
-  gz = [tfrecord.is_gzip(f, lambda p: tf.io.gfile.GFile(p, "rb"))
-        for f in files]
+  """ "GZIP" or None, from the files' contents (`--gzip` keeps plain names)."""
+  gz = [
+      tfrecord.is_gzip(f, lambda p: tf.io.gfile.GFile(p, "rb")) for f in files
+  ]
   if any(gz) and not all(gz):
-    raise ValueError("cannot mix gzip and plain TFRecord files: "
-                     f"{files[gz.index(True)]} is gzip, "
-                     f"{files[gz.index(False)]} is not; regenerate one kind")
+    raise ValueError(
+        "cannot mix gzip and plain TFRecord files: "
+        f"{files[gz.index(True)]} is gzip, "
+        f"{files[gz.index(False)]} is not; regenerate one kind"
+    )
   return "GZIP" if gz[0] else None
 
 
-def check_record_shapes(file_pattern: str, seq_length: int,
-                        max_predictions_per_seq: int) -> None:
+def check_record_shapes(
+    file_pattern: str, seq_length: int, max_predictions_per_seq: int
+) -> None:
   """Reads the first record and checks every feature's length and dtype.
 
   Raises:
@@ -51,36 +62,46 @@ def check_record_shapes(file_pattern: str, seq_length: int,
   """
   files = match_files(file_pattern)
   expected = features.feature_lengths(seq_length, max_predictions_per_seq)
-  dataset = tf.data.TFRecordDataset(files[:1], compression_type=_compression(files))
+  dataset = tf.data.TFRecordDataset(
+      files[:1], compression_type=_compression(files)
+  )
   for raw in dataset.take(1):
     example = tf.train.Example.FromString(raw.numpy())
     for f in features.PRETRAINING_FEATURES:
       feature = example.features.feature.get(f.record_name)
       if feature is None:
-        raise ValueError(f"{files[0]}: record has no feature {f.record_name!r}; "
-                         "is this pretraining data?")
-      values = (feature.int64_list.value if f.dtype == "int64"
-                else feature.float_list.value)
+        raise ValueError(
+            f"{files[0]}: record has no feature {f.record_name!r}; "
+            "is this pretraining data?"
+        )
+      values = (
+          feature.int64_list.value
+          if f.dtype == "int64"
+          else feature.float_list.value
+      )
       if len(values) != expected[f.record_name]:
         raise ValueError(
             f"{files[0]}: {f.record_name} has length {len(values)} but the "
             f"run expects {expected[f.record_name]} (seq_length={seq_length}, "
-            f"max_predictions_per_seq={max_predictions_per_seq})")
+            f"max_predictions_per_seq={max_predictions_per_seq})"
+        )
     return
   raise ValueError(f"{files[0]} holds no records")
 
 
-def pretraining_dataset(file_pattern: str,
-                        *,
-                        seq_length: int,
-                        max_predictions_per_seq: int,
-                        batch_size: int,
-                        training: bool,
-                        input_context: Optional[tf.distribute.InputContext] = None,
-                        seed: int = 0,
-                        skip_examples: int = 0,
-                        shuffle_buffer_size: int = 10000,
-                        cycle_length: int = 8) -> tf.data.Dataset:
+def pretraining_dataset(
+    file_pattern: str,
+    *,
+    seq_length: int,
+    max_predictions_per_seq: int,
+    batch_size: int,
+    training: bool,
+    input_context: Optional[tf.distribute.InputContext] = None,
+    seed: int = 0,
+    skip_examples: int = 0,
+    shuffle_buffer_size: int = 10000,
+    cycle_length: int = 8,
+) -> tf.data.Dataset:
   """Batches of model inputs (int32; `masked_lm_weights` float32).
 
   Args:
@@ -110,19 +131,22 @@ def pretraining_dataset(file_pattern: str,
 
   dataset = tf.data.Dataset.from_tensor_slices(files)
   if training:
-    dataset = dataset.shuffle(len(files), seed=seed,
-                              reshuffle_each_iteration=True).repeat()
+    dataset = dataset.shuffle(
+        len(files), seed=seed, reshuffle_each_iteration=True
+    ).repeat()
   dataset = dataset.interleave(
       lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
       cycle_length=min(cycle_length, len(files)),
       block_length=1,
       num_parallel_calls=tf.data.AUTOTUNE,
-      deterministic=True)
+      deterministic=True,
+  )
   if num_pipelines > 1 and not split_files:
     dataset = dataset.shard(num_pipelines, pipeline_id)
   if training:
-    dataset = dataset.shuffle(shuffle_buffer_size, seed=seed + 1,
-                              reshuffle_each_iteration=True)
+    dataset = dataset.shuffle(
+        shuffle_buffer_size, seed=seed + 1, reshuffle_each_iteration=True
+    )
   if skip_examples:
     dataset = dataset.skip(skip_examples)  # raw records: cheap, before parsing
   dataset = dataset.batch(batch_size, drop_remainder=training)
@@ -136,12 +160,14 @@ def pretraining_dataset(file_pattern: str,
       value = parsed[f.record_name]
       if f.record_name == "next_sentence_labels":
         value = value[:, 0]  # [B, 1] -> [B]
-      batch[f.model_name] = (value if f.dtype == "float32"
-                             else tf.cast(value, tf.int32))
+      batch[f.model_name] = (
+          value if f.dtype == "float32" else tf.cast(value, tf.int32)
+      )
     return batch
 
-  dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE,
-                        deterministic=True)
+  dataset = dataset.map(
+      parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+  )
   return finish_pipeline(dataset)
 
 
@@ -150,5 +176,6 @@ def finish_pipeline(dataset: tf.data.Dataset) -> tf.data.Dataset:
   options = tf.data.Options()
   options.deterministic = True
   options.experimental_distribute.auto_shard_policy = (
-      tf.data.experimental.AutoShardPolicy.OFF)
+      tf.data.experimental.AutoShardPolicy.OFF
+  )
   return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)

@@ -27,6 +27,7 @@ class RecordFeature:
     length: SEQ_LENGTH, MAX_PREDICTIONS or ONE.
     model_name: the name the model and the input pipeline use.
   """
+
   record_name: str
   dtype: str
   length: str
@@ -38,35 +39,44 @@ PRETRAINING_FEATURES: Tuple[RecordFeature, ...] = (
     RecordFeature("input_mask", "int64", SEQ_LENGTH, "input_mask"),
     RecordFeature("segment_ids", "int64", SEQ_LENGTH, "input_type_ids"),
     RecordFeature("token_boundary", "int64", SEQ_LENGTH, "token_boundary"),
-    RecordFeature("masked_lm_positions", "int64", MAX_PREDICTIONS,
-                  "masked_lm_positions"),
+    RecordFeature(
+        "masked_lm_positions", "int64", MAX_PREDICTIONS, "masked_lm_positions"
+    ),
     RecordFeature("masked_lm_ids", "int64", MAX_PREDICTIONS, "masked_lm_ids"),
-    RecordFeature("masked_lm_weights", "float32", MAX_PREDICTIONS,
-                  "masked_lm_weights"),
+    RecordFeature(
+        "masked_lm_weights", "float32", MAX_PREDICTIONS, "masked_lm_weights"
+    ),
     # The original keeps the NSP name; it holds the SOP label
     # (1 = segments swapped / random, 0 = in order).
     RecordFeature("next_sentence_labels", "int64", ONE, "sentence_order_label"),
 )
 
 RECORD_TO_MODEL: Dict[str, str] = {
-    f.record_name: f.model_name for f in PRETRAINING_FEATURES}
+    f.record_name: f.model_name for f in PRETRAINING_FEATURES
+}
 
 
-def feature_lengths(max_seq_length: int,
-                    max_predictions_per_seq: int) -> Dict[str, int]:
+def feature_lengths(
+    max_seq_length: int, max_predictions_per_seq: int
+) -> Dict[str, int]:
   """Returns {record_name: fixed length} for the given data shapes."""
-  sizes = {SEQ_LENGTH: max_seq_length, MAX_PREDICTIONS: max_predictions_per_seq,
-           ONE: 1}
+  sizes = {
+      SEQ_LENGTH: max_seq_length,
+      MAX_PREDICTIONS: max_predictions_per_seq,
+      ONE: 1,
+  }
   return {f.record_name: sizes[f.length] for f in PRETRAINING_FEATURES}
 
 
 def parse_spec(max_seq_length: int, max_predictions_per_seq: int):
   """Returns the `tf.io.parse_example` spec of FixedLenFeatures for the schema."""
   import tensorflow as tf  # Imported here so data workers need not load TF.
+
   dtypes = {"int64": tf.int64, "float32": tf.float32}
   lengths = feature_lengths(max_seq_length, max_predictions_per_seq)
   return {
-      f.record_name: tf.io.FixedLenFeature([lengths[f.record_name]],
-                                           dtypes[f.dtype])
+      f.record_name: tf.io.FixedLenFeature(
+          [lengths[f.record_name]], dtypes[f.dtype]
+      )
       for f in PRETRAINING_FEATURES
   }

@@ -18,9 +18,9 @@ from albert import REPO_ROOT
 from albert import model_dir as model_dir_lib
 from albert.tasks.finetune_task import FinetuneTask
 # The task classes recipes select (gin knows a configurable once imported).
-from albert.tasks.glue_task import GlueTask  # pylint: disable=unused-import
-from albert.tasks.race_task import RaceTask  # pylint: disable=unused-import
-from albert.tasks.squad_task import SquadTask  # pylint: disable=unused-import
+from albert.tasks.glue_task import GlueTask  # noqa: F401
+from albert.tasks.race_task import RaceTask  # noqa: F401
+from albert.tasks.squad_task import SquadTask  # noqa: F401
 from official.config import gin_files
 from official.io import atomic_write
 from official.core.trainer import Trainer
@@ -52,18 +52,22 @@ class EpochSchedule:
       the learning rate decays to 0 over those steps.
     warmup_proportion: when set, warmup_steps = int(train_steps x proportion).
   """
+
   train_epochs: Optional[float] = None
   warmup_proportion: Optional[float] = None
 
-  def apply(self, trainer_config: TrainerConfig,
-            optimizer_config: OptimizerConfig, num_examples: int,
-            global_batch_size: int):
+  def apply(
+      self,
+      trainer_config: TrainerConfig,
+      optimizer_config: OptimizerConfig,
+      num_examples: int,
+      global_batch_size: int,
+  ):
     """(trainer_config, optimizer_config) with the derived step counts."""
     steps = trainer_config.train_steps
     changes = {}
     if self.train_epochs is not None:
-      steps = max(1, int(num_examples / global_batch_size *
-                         self.train_epochs))
+      steps = max(1, int(num_examples / global_batch_size * self.train_epochs))
       trainer_config = dataclasses.replace(trainer_config, train_steps=steps)
       changes["decay_steps"] = steps
     if self.warmup_proportion is not None:
@@ -73,11 +77,16 @@ class EpochSchedule:
     return trainer_config, optimizer_config
 
 
-def build_task(*, gin_file: Sequence[str] = (), gin_param: Sequence[str] = (),
-               **task_kwargs) -> FinetuneTask:
+def build_task(
+    *,
+    gin_file: Sequence[str] = (),
+    gin_param: Sequence[str] = (),
+    **task_kwargs,
+) -> FinetuneTask:
   """Parses the configuration and builds the task it selects."""
-  gin_files.parse_gin([DEFAULT_GIN, *gin_file], gin_param,
-                      search_paths=[REPO_ROOT])
+  gin_files.parse_gin(
+      [DEFAULT_GIN, *gin_file], gin_param, search_paths=[REPO_ROOT]
+  )
   task_cls = finetuning_task()
   return task_cls(**task_kwargs)
 
@@ -86,51 +95,75 @@ def restore_model(model, model_dir: str, checkpoint: Optional[str]) -> str:
   """Restores a fine-tuned model's weights (optimizer state ignored)."""
   path = model_dir_lib.checkpoint_path(model_dir, checkpoint)
   model_dir_lib.restore_matched(
-      tf.train.Checkpoint(model=model), path,
-      f"checkpoint {path} does not hold this task's model")
+      tf.train.Checkpoint(model=model),
+      path,
+      f"checkpoint {path} does not hold this task's model",
+  )
   logging.info("Restored %s", path)
   return path
 
 
-def train(task: FinetuneTask, *, model_dir: str,
-          init_checkpoint: Optional[str], strategy: str = "default",
-          tpu: Optional[str] = None) -> Trainer:
+def train(
+    task: FinetuneTask,
+    *,
+    model_dir: str,
+    init_checkpoint: Optional[str],
+    strategy: str = "default",
+    tpu: Optional[str] = None,
+) -> Trainer:
   """Fine-tunes `task` into `model_dir`; returns the trainer (model trained)."""
   distribution = strategy_lib.make_strategy(strategy, tpu=tpu)
   num_features = task.prepare_training_data()
   trainer_config, optimizer_config = EpochSchedule().apply(
-      TrainerConfig(), OptimizerConfig(), task.num_train_examples,
-      task.global_batch_size)
-  trainer = Trainer(task=task, strategy=distribution,
-                    optimizer_config=optimizer_config, config=trainer_config,
-                    model_dir=model_dir)
+      TrainerConfig(),
+      OptimizerConfig(),
+      task.num_train_examples,
+      task.global_batch_size,
+  )
+  trainer = Trainer(
+      task=task,
+      strategy=distribution,
+      optimizer_config=optimizer_config,
+      config=trainer_config,
+      model_dir=model_dir,
+  )
   if trainer.latest_checkpoint() is None:
     if init_checkpoint:
-      path = model_dir_lib.load_encoder_weights(trainer.model.encoder,
-                                                init_checkpoint, task.config)
+      path = model_dir_lib.load_encoder_weights(
+          trainer.model.encoder, init_checkpoint, task.config
+      )
       logging.info("Encoder restored from %s; the head starts fresh.", path)
     else:
-      logging.warning("No --init_checkpoint: fine-tuning a randomly "
-                      "initialised encoder.")
+      logging.warning(
+          "No --init_checkpoint: fine-tuning a randomly " "initialised encoder."
+      )
   if trainer.is_chief:
     model_dir_lib.write_operative_config(model_dir)
-  logging.info("Fine-tuning %s: %d steps of %d features (%d training "
-               "examples gave %d features), model_dir %s", task.name,
-               trainer_config.train_steps, task.global_batch_size,
-               task.num_train_examples, num_features, model_dir)
+  logging.info(
+      "Fine-tuning %s: %d steps of %d features (%d training "
+      "examples gave %d features), model_dir %s",
+      task.name,
+      trainer_config.train_steps,
+      task.global_batch_size,
+      task.num_train_examples,
+      num_features,
+      model_dir,
+  )
   trainer.train()
   return trainer
 
 
-def trained_model(task: FinetuneTask, model_dir: str,
-                  checkpoint: Optional[str]):
+def trained_model(
+    task: FinetuneTask, model_dir: str, checkpoint: Optional[str]
+):
   model = task.build_model()
   restore_model(model, model_dir, checkpoint)
   return model
 
 
-def evaluate_checkpoints(task: FinetuneTask, model_dir: str
-                        ) -> Dict[str, float]:
+def evaluate_checkpoints(
+    task: FinetuneTask, model_dir: str
+) -> Dict[str, float]:
   """Evaluates every checkpoint kept in `model_dir`, as the original's eval
   loop did; returns the best one's metrics (by `task.main_metric` on the
   first eval split) with its `best_checkpoint_step`, and writes all of them
@@ -147,11 +180,15 @@ def evaluate_checkpoints(task: FinetuneTask, model_dir: str
   best = max(per_checkpoint, key=lambda name: per_checkpoint[name][key])
   atomic_write.write_atomic(
       os.path.join(model_dir, "eval_all_checkpoints.json"),
-      json.dumps(per_checkpoint, indent=2, sort_keys=True))
-  logging.info("Best checkpoint by %s: %s (%.4f)", key, best,
-               per_checkpoint[best][key])
-  return {**per_checkpoint[best],
-          "best_checkpoint_step": float(best.rsplit("-", 1)[-1])}
+      json.dumps(per_checkpoint, indent=2, sort_keys=True),
+  )
+  logging.info(
+      "Best checkpoint by %s: %s (%.4f)", key, best, per_checkpoint[best][key]
+  )
+  return {
+      **per_checkpoint[best],
+      "best_checkpoint_step": float(best.rsplit("-", 1)[-1]),
+  }
 
 
 def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:
@@ -168,11 +205,20 @@ def export(task: FinetuneTask, model, export_dir: str) -> None:
   logging.info("Wrote the %s serving SavedModel to %s", task.name, export_dir)
 
 
-def run(*, mode: str, model_dir: str, gin_file: Sequence[str] = (),
-        gin_param: Sequence[str] = (), init_checkpoint: Optional[str] = None,
-        checkpoint: Optional[str] = None, output_dir: Optional[str] = None,
-        export_dir: Optional[str] = None, strategy: str = "default",
-        tpu: Optional[str] = None, **task_kwargs) -> Dict[str, float]:
+def run(
+    *,
+    mode: str,
+    model_dir: str,
+    gin_file: Sequence[str] = (),
+    gin_param: Sequence[str] = (),
+    init_checkpoint: Optional[str] = None,
+    checkpoint: Optional[str] = None,
+    output_dir: Optional[str] = None,
+    export_dir: Optional[str] = None,
+    strategy: str = "default",
+    tpu: Optional[str] = None,
+    **task_kwargs,
+) -> Dict[str, float]:
   """One `--mode` of fine-tuning; returns the metrics it computed (if any)."""
   if mode not in MODES:
     raise ValueError(f"mode={mode!r} is not one of {MODES}")
@@ -184,15 +230,21 @@ def run(*, mode: str, model_dir: str, gin_file: Sequence[str] = (),
     logging.info("Eval results: %s", write_eval_results(model_dir, results))
     return results
   if mode in ("train", "train_and_eval"):
-    model = train(task, model_dir=model_dir, init_checkpoint=init_checkpoint,
-                  strategy=strategy, tpu=tpu).model
+    model = train(
+        task,
+        model_dir=model_dir,
+        init_checkpoint=init_checkpoint,
+        strategy=strategy,
+        tpu=tpu,
+    ).model
     if mode == "train":
       return {}
   else:
     model = trained_model(task, model_dir, checkpoint)
   if mode == "predict":
     paths = task.predict_to_files(
-        model, output_dir or os.path.join(model_dir, "predictions"))
+        model, output_dir or os.path.join(model_dir, "predictions")
+    )
     logging.info("Wrote %s", ", ".join(paths))
     return {}
   if mode == "export":

@@ -39,9 +39,11 @@ def read_model_config(model_dir: str) -> AlbertConfig:
   path = model_config_file.path(model_dir)
   fields = model_config_file.read(model_dir)
   if fields is None:
-    raise ValueError(f"{path} not found: {model_dir} is not a model "
-                     "directory (it is written by run_pretraining and "
-                     "tools/convert_checkpoint.py)")
+    raise ValueError(
+        f"{path} not found: {model_dir} is not a model "
+        "directory (it is written by run_pretraining and "
+        "tools/convert_checkpoint.py)"
+    )
   known = AlbertConfig.__dataclass_fields__
   unknown = sorted(set(fields) - set(known))
   if unknown:
@@ -61,19 +63,24 @@ def checkpoint_path(model_dir: str, checkpoint: Optional[str] = None) -> str:
   if os.path.isdir(wanted):
     path = tf.train.latest_checkpoint(wanted)
     if not path:
-      raise ValueError(f"no checkpoint in {wanted} (no 'checkpoint' state "
-                       "file naming a ckpt-N)")
+      raise ValueError(
+          f"no checkpoint in {wanted} (no 'checkpoint' state "
+          "file naming a ckpt-N)"
+      )
     return path
   if not tf.io.gfile.exists(wanted + ".index"):
-    raise ValueError(f"checkpoint {wanted} not found ({wanted}.index does "
-                     "not exist)")
+    raise ValueError(
+        f"checkpoint {wanted} not found ({wanted}.index does " "not exist)"
+    )
   return wanted
 
 
-def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
-                    config: Optional[AlbertConfig] = None,
-                    precision: str = "float32"
-                   ) -> Tuple[AlbertPretrainer, AlbertConfig]:
+def load_pretrainer(
+    model_dir: str,
+    checkpoint: Optional[str] = None,
+    config: Optional[AlbertConfig] = None,
+    precision: str = "float32",
+) -> Tuple[AlbertPretrainer, AlbertConfig]:
   """Builds the model of a model directory and restores its weights.
 
   Args:
@@ -99,14 +106,18 @@ def load_pretrainer(model_dir: str, checkpoint: Optional[str] = None,
   path = checkpoint_path(model_dir, checkpoint)
   with precision_lib.policy_scope(policy):
     pretrainer = AlbertPretrainer.from_config_object(config)
-  restore_matched(tf.train.Checkpoint(model=pretrainer), path,
-                  f"checkpoint {path} does not hold every weight of the model "
-                  f"in {model_config_file.FILE_NAME}")
+  restore_matched(
+      tf.train.Checkpoint(model=pretrainer),
+      path,
+      f"checkpoint {path} does not hold every weight of the model "
+      f"in {model_config_file.FILE_NAME}",
+  )
   return pretrainer, config
 
 
-def restore_matched(checkpoint: tf.train.Checkpoint, path: str,
-                    problem: str) -> None:
+def restore_matched(
+    checkpoint: tf.train.Checkpoint, path: str, problem: str
+) -> None:
   """Reads `path` into `checkpoint`; every object it tracks must get a value.
 
   Values in the file that nothing tracks (heads of another task, optimizer
@@ -123,8 +134,9 @@ def restore_matched(checkpoint: tf.train.Checkpoint, path: str,
   status.expect_partial()
 
 
-def load_encoder_weights(encoder, init_checkpoint: str,
-                         config: AlbertConfig) -> str:
+def load_encoder_weights(
+    encoder, init_checkpoint: str, config: AlbertConfig
+) -> str:
   """Restores only the encoder of a pretrained (or converted) checkpoint.
 
   The heads of the checkpoint (masked LM, sentence order) and any optimizer
@@ -154,10 +166,13 @@ def load_encoder_weights(encoder, init_checkpoint: str,
       raise ValueError(
           f"init checkpoint {path} is another model (checkpoint -> config: "
           f"{model_config_file.describe(saved, wanted, changed)}); pass the "
-          "gin size file it was trained with")
-  restore_matched(tf.train.Checkpoint(
-      model=tf.train.Checkpoint(encoder=encoder)), path,
-                  f"init checkpoint {path} does not fit the encoder")
+          "gin size file it was trained with"
+      )
+  restore_matched(
+      tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder)),
+      path,
+      f"init checkpoint {path} does not fit the encoder",
+  )
   return path
 
 
@@ -171,13 +186,20 @@ def write_operative_config(model_dir: str) -> str:
 def config_gin(config: AlbertConfig) -> str:
   """`AlbertConfig.*` gin bindings that rebuild `config` exactly."""
   lines = ["# Parameters for AlbertConfig:", "# " + "=" * 78]
-  lines += [f"AlbertConfig.{key} = {value!r}"
-            for key, value in sorted(config.to_dict().items())]
+  lines += [
+      f"AlbertConfig.{key} = {value!r}"
+      for key, value in sorted(config.to_dict().items())
+  ]
   return "\n".join(lines) + "\n"
 
 
-def write_model_dir(model_dir: str, pretrainer: AlbertPretrainer, *,
-                    optimizer=None, step: int = 0) -> str:
+def write_model_dir(
+    model_dir: str,
+    pretrainer: AlbertPretrainer,
+    *,
+    optimizer=None,
+    step: int = 0,
+) -> str:
   """Writes a model directory: `ckpt-{step}`, state file and config files.
 
   Args:
@@ -196,11 +218,14 @@ def write_model_dir(model_dir: str, pretrainer: AlbertPretrainer, *,
   objects = {"model": pretrainer}
   if optimizer is not None:
     objects["optimizer"] = optimizer
-  manager = tf.train.CheckpointManager(tf.train.Checkpoint(**objects),
-                                       model_dir, max_to_keep=None)
+  manager = tf.train.CheckpointManager(
+      tf.train.Checkpoint(**objects), model_dir, max_to_keep=None
+  )
   path = manager.save(checkpoint_number=step)
   # The trainer's own file, so a trainer resuming here accepts the directory.
   model_config_file.write(model_dir, config.to_dict())
-  atomic_write.write_atomic(os.path.join(model_dir, GIN_FILE), config_gin(config))
+  atomic_write.write_atomic(
+      os.path.join(model_dir, GIN_FILE), config_gin(config)
+  )
   config.to_json_file(os.path.join(model_dir, ALBERT_CONFIG_FILE))
   return path

@@ -37,24 +37,30 @@ class PretrainTask(Task):
     model_config: the architecture; `AlbertConfig()` (gin-bound) when None.
   """
 
-  def __init__(self,
-               *,
-               train_file_pattern: Optional[str] = None,
-               eval_file_pattern: Optional[str] = None,
-               global_batch_size: int = 4096,
-               seq_length: int = 512,
-               max_predictions_per_seq: int = 20,
-               sentence_task: str = "sop",
-               shuffle_buffer_size: int = 10000,
-               seed: int = 12345,
-               model_config: Optional[AlbertConfig] = None):
+  def __init__(
+      self,
+      *,
+      train_file_pattern: Optional[str] = None,
+      eval_file_pattern: Optional[str] = None,
+      global_batch_size: int = 4096,
+      seq_length: int = 512,
+      max_predictions_per_seq: int = 20,
+      sentence_task: str = "sop",
+      shuffle_buffer_size: int = 10000,
+      seed: int = 12345,
+      model_config: Optional[AlbertConfig] = None,
+  ):
     if sentence_task not in SENTENCE_TASKS:
-      raise ValueError(f"PretrainTask.sentence_task={sentence_task!r} is not "
-                       f"one of {SENTENCE_TASKS}")
-    for name, value in (("global_batch_size", global_batch_size),
-                        ("seq_length", seq_length),
-                        ("max_predictions_per_seq", max_predictions_per_seq),
-                        ("shuffle_buffer_size", shuffle_buffer_size)):
+      raise ValueError(
+          f"PretrainTask.sentence_task={sentence_task!r} is not "
+          f"one of {SENTENCE_TASKS}"
+      )
+    for name, value in (
+        ("global_batch_size", global_batch_size),
+        ("seq_length", seq_length),
+        ("max_predictions_per_seq", max_predictions_per_seq),
+        ("shuffle_buffer_size", shuffle_buffer_size),
+    ):
       if value <= 0:
         raise ValueError(f"PretrainTask.{name}={value} must be > 0")
     self.train_file_pattern = train_file_pattern
@@ -70,20 +76,24 @@ class PretrainTask(Task):
       raise ValueError(
           f"PretrainTask.seq_length={seq_length} exceeds "
           f"AlbertConfig.max_position_embeddings="
-          f"{self.config.max_position_embeddings}")
+          f"{self.config.max_position_embeddings}"
+      )
 
   def validate_data(self) -> None:
     """Fails early, in one line, on missing files or records of other shapes."""
     if not self.train_file_pattern:
-      raise ValueError("PretrainTask.train_file_pattern is required: set it "
-                       "with --gin_param=\"PretrainTask.train_file_pattern="
-                       "'data/*.tfrecord'\"")
+      raise ValueError(
+          "PretrainTask.train_file_pattern is required: set it "
+          'with --gin_param="PretrainTask.train_file_pattern='
+          "'data/*.tfrecord'\""
+      )
     for name in ("train_file_pattern", "eval_file_pattern"):
       pattern = getattr(self, name)
       if pattern:
         data.match_files(pattern, what=f"PretrainTask.{name}")
-        data.check_record_shapes(pattern, self.seq_length,
-                                 self.max_predictions_per_seq)
+        data.check_record_shapes(
+            pattern, self.seq_length, self.max_predictions_per_seq
+        )
 
   def has_eval_inputs(self) -> bool:
     return bool(self.eval_file_pattern)
@@ -91,8 +101,9 @@ class PretrainTask(Task):
   def build_model(self) -> AlbertPretrainer:
     return AlbertPretrainer.from_config_object(self.config)
 
-  def build_inputs(self, input_context, *, training, batch_size,
-                   skip_examples=0):
+  def build_inputs(
+      self, input_context, *, training, batch_size, skip_examples=0
+  ):
     pattern = self.train_file_pattern if training else self.eval_file_pattern
     return data.pretraining_dataset(
         pattern,
@@ -103,7 +114,8 @@ class PretrainTask(Task):
         input_context=input_context,
         seed=self.seed,
         skip_examples=skip_examples,
-        shuffle_buffer_size=self.shuffle_buffer_size)
+        shuffle_buffer_size=self.shuffle_buffer_size,
+    )
 
   def loss_totals(self, batch):
     return {
@@ -114,17 +126,21 @@ class PretrainTask(Task):
   def _per_example_losses(self, outputs, batch):
     """Masked-LM NLL [B, P] and sentence-order cross-entropy [B]."""
     mlm_nll = tf_keras.losses.sparse_categorical_crossentropy(
-        batch["masked_lm_ids"], outputs["mlm_logits"], from_logits=True)
+        batch["masked_lm_ids"], outputs["mlm_logits"], from_logits=True
+    )
     sop_ce = tf_keras.losses.sparse_categorical_crossentropy(
-        batch["sentence_order_label"], outputs["sentence_order_logits"],
-        from_logits=True)
+        batch["sentence_order_label"],
+        outputs["sentence_order_logits"],
+        from_logits=True,
+    )
     return mlm_nll, sop_ce
 
   def compute_loss(self, outputs, batch, totals):
     mlm_nll, sop_ce = self._per_example_losses(outputs, batch)
     weights = batch["masked_lm_weights"]
     mlm_loss = tf.reduce_sum(weights * mlm_nll) / (
-        totals["mlm_weight"] + MLM_EPSILON)
+        totals["mlm_weight"] + MLM_EPSILON
+    )
     losses = {"masked_lm_loss": mlm_loss}
     loss = mlm_loss
     if self.sentence_task != "none":
@@ -142,7 +158,8 @@ class PretrainTask(Task):
     if self.sentence_task != "none":
       metrics += [
           tf_keras.metrics.SparseCategoricalAccuracy(
-              name="sentence_order_accuracy"),
+              name="sentence_order_accuracy"
+          ),
           tf_keras.metrics.Mean(name="sentence_order_loss"),
       ]
     return metrics
@@ -152,11 +169,13 @@ class PretrainTask(Task):
     mlm_nll, sop_ce = self._per_example_losses(outputs, batch)
     weights = batch["masked_lm_weights"]
     by_name["masked_lm_accuracy"].update_state(
-        batch["masked_lm_ids"], outputs["mlm_logits"], sample_weight=weights)
+        batch["masked_lm_ids"], outputs["mlm_logits"], sample_weight=weights
+    )
     by_name["masked_lm_loss"].update_state(mlm_nll, sample_weight=weights)
     if self.sentence_task != "none":
       by_name["sentence_order_accuracy"].update_state(
-          batch["sentence_order_label"], outputs["sentence_order_logits"])
+          batch["sentence_order_label"], outputs["sentence_order_logits"]
+      )
       by_name["sentence_order_loss"].update_state(sop_ce)
 
   def model_config_dict(self) -> Dict[str, object]:

@@ -26,20 +26,25 @@ from albert.serving import exporter
 from albert import model_dir
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
-CHECKPOINT = flags.DEFINE_string("checkpoint", None,
-                                 "Checkpoint (default: latest in --model_dir).")
+CHECKPOINT = flags.DEFINE_string(
+    "checkpoint", None, "Checkpoint (default: latest in --model_dir)."
+)
 SPM = flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
 EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Output directory.")
 SEQ = flags.DEFINE_integer("seq_length", 128, "Packed input length.")
 LOWER = flags.DEFINE_bool("do_lower_case", True, "Lower-case input text.")
 TOP_K = flags.DEFINE_integer("top_k", 5, "Candidates per [MASK] in fill_mask.")
 PRECISION = flags.DEFINE_enum(
-    "precision", "float32", ["float32", "bfloat16"],
+    "precision",
+    "float32",
+    ["float32", "bfloat16"],
     "Compute dtype of the exported model: bfloat16 multiplies in bfloat16 "
     "(LayerNorm and softmax in float32) on the float32 weights; outputs stay "
-    "float32.")
+    "float32.",
+)
 GIN_FILES = flags.DEFINE_multi_string(
-    "gin_file", [], "Model gin files (default: model_dir/model_config.json).")
+    "gin_file", [], "Model gin files (default: model_dir/model_config.json)."
+)
 GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
 
 
@@ -51,16 +56,27 @@ def main(argv: Sequence[str]) -> None:
       sys.exit(f"export_saved_model: --{flag.name} is required")
   try:
     if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
-      raise ValueError(f"export_dir {EXPORT_DIR.value} exists: choose a new "
-                       "one or remove it")
+      raise ValueError(
+          f"export_dir {EXPORT_DIR.value} exists: choose a new "
+          "one or remove it"
+      )
     config = None
     if GIN_FILES.value or GIN_PARAMS.value:
       config = exporter.config_from_gin(GIN_FILES.value, GIN_PARAMS.value)
     pretrainer, _ = model_dir.load_pretrainer(
-        MODEL_DIR.value, CHECKPOINT.value, config=config,
-        precision=PRECISION.value)
-    exporter.export(pretrainer, spm_model_file=SPM.value, export_dir=EXPORT_DIR.value,
-           seq_length=SEQ.value, do_lower_case=LOWER.value, top_k=TOP_K.value)
+        MODEL_DIR.value,
+        CHECKPOINT.value,
+        config=config,
+        precision=PRECISION.value,
+    )
+    exporter.export(
+        pretrainer,
+        spm_model_file=SPM.value,
+        export_dir=EXPORT_DIR.value,
+        seq_length=SEQ.value,
+        do_lower_case=LOWER.value,
+        top_k=TOP_K.value,
+    )
   except (ValueError, tf.errors.OpError) as e:
     sys.exit(f"export_saved_model: {str(e).strip().splitlines()[0]}")
   print(f"exported {EXPORT_DIR.value}/encoder, /preprocessing, /serving")

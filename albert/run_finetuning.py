@@ -32,33 +32,54 @@ from official.core.trainer import NonFiniteLossError
 from official.distribute import strategy as strategy_lib
 
 GIN_FILES = flags.DEFINE_multi_string(
-    "gin_file", [], "Gin files layered after gin/finetune/finetune.gin: a "
-    "task recipe (gin/finetune/*.gin) and a size (gin/base.gin, ...).")
-GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [],
-                                       "Gin bindings applied last.")
-MODE = flags.DEFINE_enum("mode", "train_and_eval", finetuning.MODES,
-                         "What to run.")
+    "gin_file",
+    [],
+    "Gin files layered after gin/finetune/finetune.gin: a "
+    "task recipe (gin/finetune/*.gin) and a size (gin/base.gin, ...).",
+)
+GIN_PARAMS = flags.DEFINE_multi_string(
+    "gin_param", [], "Gin bindings applied last."
+)
+MODE = flags.DEFINE_enum(
+    "mode", "train_and_eval", finetuning.MODES, "What to run."
+)
 INIT_CHECKPOINT = flags.DEFINE_string(
-    "init_checkpoint", None, "Pretrained checkpoint prefix or model directory; "
-    "only its encoder is restored.")
+    "init_checkpoint",
+    None,
+    "Pretrained checkpoint prefix or model directory; "
+    "only its encoder is restored.",
+)
 SPM_MODEL_FILE = flags.DEFINE_string(
-    "spm_model_file", None, "The SentencePiece model of pretraining.")
-DATA_DIR = flags.DEFINE_string("data_dir", None,
-                               "The task's files, as downloaded.")
-MODEL_DIR = flags.DEFINE_string("model_dir", None,
-                                "Checkpoints, summaries, metrics go here.")
+    "spm_model_file", None, "The SentencePiece model of pretraining."
+)
+DATA_DIR = flags.DEFINE_string(
+    "data_dir", None, "The task's files, as downloaded."
+)
+MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Checkpoints, summaries, metrics go here."
+)
 CHECKPOINT = flags.DEFINE_string(
-    "checkpoint", None, "eval/predict/export: this checkpoint instead of the "
+    "checkpoint",
+    None,
+    "eval/predict/export: this checkpoint instead of the "
     "latest in --model_dir; eval: 'all' evaluates every kept checkpoint and "
-    "reports the best.")
-OUTPUT_DIR = flags.DEFINE_string("output_dir", None,
-                                 "predict: where files go (MODEL_DIR/predictions).")
-EXPORT_DIR = flags.DEFINE_string("export_dir", None,
-                                 "export: the new SavedModel directory.")
-CACHE_DIR = flags.DEFINE_string("cache_dir", None,
-                                "Converted features (default DATA_DIR/cache).")
-STRATEGY = flags.DEFINE_enum("strategy", "default", strategy_lib.STRATEGY_NAMES,
-                             "Distribution strategy for training.")
+    "reports the best.",
+)
+OUTPUT_DIR = flags.DEFINE_string(
+    "output_dir", None, "predict: where files go (MODEL_DIR/predictions)."
+)
+EXPORT_DIR = flags.DEFINE_string(
+    "export_dir", None, "export: the new SavedModel directory."
+)
+CACHE_DIR = flags.DEFINE_string(
+    "cache_dir", None, "Converted features (default DATA_DIR/cache)."
+)
+STRATEGY = flags.DEFINE_enum(
+    "strategy",
+    "default",
+    strategy_lib.STRATEGY_NAMES,
+    "Distribution strategy for training.",
+)
 TPU = flags.DEFINE_string("tpu", None, "TPU address (--strategy=tpu).")
 
 
@@ -68,16 +89,29 @@ def main(argv: Sequence[str]) -> None:
   if not MODEL_DIR.value:
     sys.exit("run_finetuning: --model_dir is required")
   # Only flags that were given, so gin bindings of the same names still apply.
-  task_flags = {name: flag.value for name, flag in (
-      ("data_dir", DATA_DIR), ("spm_model_file", SPM_MODEL_FILE),
-      ("cache_dir", CACHE_DIR)) if flag.value is not None}
+  task_flags = {
+      name: flag.value
+      for name, flag in (
+          ("data_dir", DATA_DIR),
+          ("spm_model_file", SPM_MODEL_FILE),
+          ("cache_dir", CACHE_DIR),
+      )
+      if flag.value is not None
+  }
   try:
     results = finetuning.run(
-        mode=MODE.value, model_dir=MODEL_DIR.value, gin_file=GIN_FILES.value,
-        gin_param=GIN_PARAMS.value, init_checkpoint=INIT_CHECKPOINT.value,
-        checkpoint=CHECKPOINT.value, output_dir=OUTPUT_DIR.value,
-        export_dir=EXPORT_DIR.value, strategy=STRATEGY.value, tpu=TPU.value,
-        **task_flags)
+        mode=MODE.value,
+        model_dir=MODEL_DIR.value,
+        gin_file=GIN_FILES.value,
+        gin_param=GIN_PARAMS.value,
+        init_checkpoint=INIT_CHECKPOINT.value,
+        checkpoint=CHECKPOINT.value,
+        output_dir=OUTPUT_DIR.value,
+        export_dir=EXPORT_DIR.value,
+        strategy=STRATEGY.value,
+        tpu=TPU.value,
+        **task_flags,
+    )
   except (ValueError, RuntimeError, OSError, NonFiniteLossError) as e:
     sys.exit(f"run_finetuning: {str(e).strip().splitlines()[0]}")
   for key, value in sorted(results.items()):

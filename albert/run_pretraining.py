@@ -12,7 +12,6 @@ r"""ALBERT pretraining: `python -m albert.run_pretraining --gin_file=gin/large.g
 latest checkpoint in `--model_dir`.
 """
 
-import os
 import sys
 from typing import Dict, Sequence, Tuple
 
@@ -33,28 +32,41 @@ from official.optimization.optimizer_config import OptimizerConfig
 DEFAULT_GIN = "gin/pretrain.gin"
 
 GIN_FILES = flags.DEFINE_multi_string(
-    "gin_file", [], "Gin files layered after gin/pretrain.gin, in order.")
+    "gin_file", [], "Gin files layered after gin/pretrain.gin, in order."
+)
 GIN_PARAMS = flags.DEFINE_multi_string(
-    "gin_param", [], "Gin bindings applied last, e.g. "
-    "\"PretrainTask.train_file_pattern='data/*.tfrecord'\".")
-MODEL_DIR = flags.DEFINE_string("model_dir", None,
-                                "Checkpoints, summaries and configs go here.")
-STRATEGY = flags.DEFINE_enum("strategy", "default", strategy_lib.STRATEGY_NAMES,
-                             "Distribution strategy.")
-TPU = flags.DEFINE_string("tpu", None,
-                          "TPU name, grpc://HOST:PORT or 'local' (--strategy=tpu).")
+    "gin_param",
+    [],
+    "Gin bindings applied last, e.g. "
+    "\"PretrainTask.train_file_pattern='data/*.tfrecord'\".",
+)
+MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Checkpoints, summaries and configs go here."
+)
+STRATEGY = flags.DEFINE_enum(
+    "strategy", "default", strategy_lib.STRATEGY_NAMES, "Distribution strategy."
+)
+TPU = flags.DEFINE_string(
+    "tpu", None, "TPU name, grpc://HOST:PORT or 'local' (--strategy=tpu)."
+)
 
 
-def pretrain(*, model_dir: str, gin_file: Sequence[str] = (),
-             gin_param: Sequence[str] = (), strategy: str = "default",
-             tpu: str = None) -> Tuple[Dict[str, float], str]:
+def pretrain(
+    *,
+    model_dir: str,
+    gin_file: Sequence[str] = (),
+    gin_param: Sequence[str] = (),
+    strategy: str = "default",
+    tpu: str = None,
+) -> Tuple[Dict[str, float], str]:
   """Parses the configuration, builds the task and trains.
 
   Returns:
     (final eval metrics, or train metrics without eval data; the checkpoint).
   """
-  gin_files.parse_gin([DEFAULT_GIN, *gin_file], gin_param,
-                      search_paths=[REPO_ROOT])
+  gin_files.parse_gin(
+      [DEFAULT_GIN, *gin_file], gin_param, search_paths=[REPO_ROOT]
+  )
   task = PretrainTask()
   trainer_config = TrainerConfig()
   optimizer_config = OptimizerConfig()
@@ -62,19 +74,27 @@ def pretrain(*, model_dir: str, gin_file: Sequence[str] = (),
   # when the runtime starts.
   distribution = strategy_lib.make_strategy(strategy, tpu=tpu)
   task.validate_data()
-  trainer = Trainer(task=task,
-                    strategy=distribution,
-                    optimizer_config=optimizer_config,
-                    config=trainer_config,
-                    model_dir=model_dir)
+  trainer = Trainer(
+      task=task,
+      strategy=distribution,
+      optimizer_config=optimizer_config,
+      config=trainer_config,
+      model_dir=model_dir,
+  )
   if trainer.is_chief:
-    logging.info("Operative config: %s", model_dir_lib.write_operative_config(model_dir))
+    logging.info(
+        "Operative config: %s", model_dir_lib.write_operative_config(model_dir)
+    )
   logging.info(
       "Pretraining: %d steps of %d examples (%d per replica micro-batch x %d "
-      "accumulation x %d replicas), model_dir %s", trainer_config.train_steps,
-      task.global_batch_size, trainer.micro_batch_size,
+      "accumulation x %d replicas), model_dir %s",
+      trainer_config.train_steps,
+      task.global_batch_size,
+      trainer.micro_batch_size,
       trainer_config.gradient_accumulation_steps,
-      trainer.strategy.num_replicas_in_sync, model_dir)
+      trainer.strategy.num_replicas_in_sync,
+      model_dir,
+  )
   return trainer.train(), trainer.latest_checkpoint()
 
 
@@ -85,8 +105,12 @@ def main(argv: Sequence[str]) -> None:
     sys.exit("run_pretraining: --model_dir is required (where checkpoints go)")
   try:
     results, checkpoint = pretrain(
-        model_dir=MODEL_DIR.value, gin_file=GIN_FILES.value,
-        gin_param=GIN_PARAMS.value, strategy=STRATEGY.value, tpu=TPU.value)
+        model_dir=MODEL_DIR.value,
+        gin_file=GIN_FILES.value,
+        gin_param=GIN_PARAMS.value,
+        strategy=STRATEGY.value,
+        tpu=TPU.value,
+    )
   except (ValueError, RuntimeError, NonFiniteLossError) as e:
     sys.exit(f"run_pretraining: {str(e).strip().splitlines()[0]}")
   print("final " + " ".join(f"{k}={v:.4f}" for k, v in sorted(results.items())))

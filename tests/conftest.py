@@ -10,19 +10,20 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # TensorFlow's runtime defaults as users get them (official/__init__.py),
 # before TensorFlow loads.
-import official  # pylint: disable=g-import-not-at-top,unused-import
-import tensorflow as tf  # pylint: disable=g-import-not-at-top
+import official  # noqa: F401
+import tensorflow as tf  # noqa: E402
 
 _cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(
-    _cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+    _cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2
+)
 
 
-import pytest  # pylint: disable=g-import-not-at-top,g-bad-import-order
+import pytest  # noqa: E402
 
-from albert.pretraining_data import sample_corpus  # pylint: disable=g-import-not-at-top
-from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece  # pylint: disable=g-import-not-at-top
-from albert.text.tokenization import SentencePieceTokenizer  # pylint: disable=g-import-not-at-top
+from albert.pretraining_data import sample_corpus  # noqa: E402
+from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece  # noqa: E402
+from albert.text.tokenization import SentencePieceTokenizer  # noqa: E402
 
 SAMPLE_BYTES = 400_000
 VOCAB_SIZE = 2000
@@ -45,8 +46,11 @@ def corpus_path(sample_dir):
 def spm_model(sample_dir, corpus_path):
   """A 2,000-piece SentencePiece model with ALBERT's ids, trained on it."""
   model, _ = train_sentencepiece(
-      input_file=corpus_path, model_prefix=str(sample_dir / "spm"),
-      vocab_size=VOCAB_SIZE, num_threads=1)
+      input_file=corpus_path,
+      model_prefix=str(sample_dir / "spm"),
+      vocab_size=VOCAB_SIZE,
+      num_threads=1,
+  )
   return model
 
 

@@ -37,9 +37,14 @@ _CKPT_STEP = re.compile(r"ckpt-(\d+)$")
 
 # --- Into a model directory of ours ------------------------------------------
 
-def from_original(*, checkpoint: str, albert_config: Optional[str],
-                  output_dir: str,
-                  optimizer_slots: bool = False) -> str:
+
+def from_original(
+    *,
+    checkpoint: str,
+    albert_config: Optional[str],
+    output_dir: str,
+    optimizer_slots: bool = False,
+) -> str:
   """Converts an original TF1 checkpoint into a model directory.
 
   Args:
@@ -57,9 +62,10 @@ def from_original(*, checkpoint: str, albert_config: Optional[str],
   config = _read_original_config(albert_config, checkpoint)
   tensors, prefix = original_checkpoint.read_checkpoint(checkpoint)
   step = tensors.pop(original_names.GLOBAL_STEP, None)
-  slots = {suffix: {n: tensors.pop(n) for n in sorted(tensors)
-                    if n.endswith(suffix)}
-           for suffix in original_names.SLOT_SUFFIXES}
+  slots = {
+      suffix: {n: tensors.pop(n) for n in sorted(tensors) if n.endswith(suffix)}
+      for suffix in original_names.SLOT_SUFFIXES
+  }
   num_slots = sum(len(s) for s in slots.values())
   table = original_names.name_table(config)
   pretrainer, weights = _build(config, table)
@@ -68,15 +74,22 @@ def from_original(*, checkpoint: str, albert_config: Optional[str],
   logging.info("%s: %d weights read", prefix, len(table))
   optimizer = None
   if optimizer_slots:
-    optimizer = _optimizer_from_slots(pretrainer, weights, table, slots, step,
-                                      source=prefix)
+    optimizer = _optimizer_from_slots(
+        pretrainer, weights, table, slots, step, source=prefix
+    )
   elif num_slots:
-    logging.info("%s: %d optimizer slots ignored (--optimizer_slots converts "
-                 "them)", prefix, num_slots)
+    logging.info(
+        "%s: %d optimizer slots ignored (--optimizer_slots converts " "them)",
+        prefix,
+        num_slots,
+    )
   with _staged(output_dir) as staging:
     path = model_dir_lib.write_model_dir(
-        staging, pretrainer, optimizer=optimizer,
-        step=0 if step is None else int(step))
+        staging,
+        pretrainer,
+        optimizer=optimizer,
+        step=0 if step is None else int(step),
+    )
   return os.path.join(output_dir, os.path.basename(path))
 
 
@@ -95,19 +108,27 @@ def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
   tensors, path = safetensors_io.read_weights(checkpoint)
   config = huggingface_names.config_from_huggingface(
       safetensors_io.read_config(checkpoint),
-      source=os.path.join(checkpoint, safetensors_io.CONFIG_FILE))
+      source=os.path.join(checkpoint, safetensors_io.CONFIG_FILE),
+  )
   tensors = huggingface_names.split_aliases(tensors, source=path)
   table = huggingface_names.name_table(config)
   pretrainer, weights = _build(config, table)
   shapes = {n: tuple(v.shape) for n, v in weights.items()}
   absent = huggingface_names.absent_heads(tensors)
-  arrays = table.to_ours(tensors, shapes, source=path,
-                         may_lack=huggingface_names.head_names(absent))
+  arrays = table.to_ours(
+      tensors,
+      shapes,
+      source=path,
+      may_lack=huggingface_names.head_names(absent),
+  )
   _assign(weights, arrays)
   if absent:
-    logging.warning("%s holds no %s (not an AlbertForPreTraining): kept "
-                    "freshly initialised; fine-tune before relying on them",
-                    path, " or ".join(absent))
+    logging.warning(
+        "%s holds no %s (not an AlbertForPreTraining): kept "
+        "freshly initialised; fine-tune before relying on them",
+        path,
+        " or ".join(absent),
+    )
   logging.info("%s: %d weights read", path, len(arrays))
   with _staged(output_dir) as staging:
     written = model_dir_lib.write_model_dir(staging, pretrainer, step=0)
@@ -116,8 +137,10 @@ def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
 
 # --- Out of a model directory of ours ----------------------------------------
 
-def to_original(*, checkpoint: str, output_dir: str,
-                optimizer_slots: bool = False) -> str:
+
+def to_original(
+    *, checkpoint: str, output_dir: str, optimizer_slots: bool = False
+) -> str:
   """Writes a model directory's checkpoint as an original TF1 checkpoint.
 
   Args:
@@ -145,20 +168,25 @@ def to_original(*, checkpoint: str, output_dir: str,
     step = int(match.group(1)) if match else 0
   if optimizer_slots:
     if optimizer is None:
-      raise ConversionError(f"{path} holds no optimizer state; convert "
-                            "without --optimizer_slots")
+      raise ConversionError(
+          f"{path} holds no optimizer state; convert "
+          "without --optimizer_slots"
+      )
     for suffix, kind in original_names.SLOT_SUFFIXES.items():
-      slots = {n: optimizer.slots(v)[0 if kind == "m" else 1].numpy()
-               for n, v in weights.items()}
+      slots = {
+          n: optimizer.slots(v)[0 if kind == "m" else 1].numpy()
+          for n, v in weights.items()
+      }
       tensors.update(table.with_suffix(suffix).to_external(slots))
   tensors[original_names.GLOBAL_STEP] = np.asarray(step, np.int64)
   config = config.replace(
-      hidden_act=original_names.ACTIVATIONS[config.hidden_act])
+      hidden_act=original_names.ACTIVATIONS[config.hidden_act]
+  )
   with _staged(output_dir) as staging:
     prefix = original_checkpoint.write_checkpoint(
-        staging, f"model.ckpt-{step}", tensors)
-    config.to_json_file(os.path.join(staging,
-                                     model_dir_lib.ALBERT_CONFIG_FILE))
+        staging, f"model.ckpt-{step}", tensors
+    )
+    config.to_json_file(os.path.join(staging, model_dir_lib.ALBERT_CONFIG_FILE))
   logging.info("%s: %d tensors written", prefix, len(tensors))
   return os.path.join(output_dir, os.path.basename(prefix))
 
@@ -190,21 +218,25 @@ def to_huggingface(*, checkpoint: str, output_dir: str) -> str:
 
 # --- Helpers -----------------------------------------------------------------
 
-def _read_original_config(path: Optional[str],
-                          checkpoint: str) -> AlbertConfig:
+
+def _read_original_config(path: Optional[str], checkpoint: str) -> AlbertConfig:
   """`path`, else the albert_config.json beside the checkpoint (as released)."""
   if not path:
-    folder = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(
-        checkpoint)
+    folder = (
+        checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
+    )
     path = os.path.join(folder, model_dir_lib.ALBERT_CONFIG_FILE)
     if not os.path.isfile(path):
       raise ConversionError(
           f"no albert_config.json beside --checkpoint={checkpoint}; give "
-          "--albert_config=PATH (the config released with the checkpoint)")
+          "--albert_config=PATH (the config released with the checkpoint)"
+      )
     logging.info("Using %s", path)
   if not os.path.isfile(path):
-    raise ConversionError(f"--albert_config={path} not found; give the "
-                          "albert_config.json released with the checkpoint")
+    raise ConversionError(
+        f"--albert_config={path} not found; give the "
+        "albert_config.json released with the checkpoint"
+    )
   try:
     config = AlbertConfig.from_json_file(path)
   except ValueError as e:
@@ -213,22 +245,25 @@ def _read_original_config(path: Optional[str],
   return config
 
 
-def _build(config: AlbertConfig, table) -> Tuple[AlbertPretrainer,
-                                                 Dict[str, tf.Variable]]:
+def _build(
+    config: AlbertConfig, table
+) -> Tuple[AlbertPretrainer, Dict[str, tf.Variable]]:
   pretrainer = AlbertPretrainer.from_config_object(config)
   weights = pretrainer_weights(pretrainer)
   table.check_covers(weights)
   return pretrainer, weights
 
 
-def _assign(weights: Dict[str, tf.Variable],
-            arrays: Dict[str, np.ndarray]) -> None:
+def _assign(
+    weights: Dict[str, tf.Variable], arrays: Dict[str, np.ndarray]
+) -> None:
   for name, array in arrays.items():
     weights[name].assign(array)
 
 
-def _optimizer_from_slots(pretrainer, weights, table, slots, step, *,
-                          source: str):
+def _optimizer_from_slots(
+    pretrainer, weights, table, slots, step, *, source: str
+):
   """A LAMB whose m, v and iterations are the original slots and step.
 
   Args:
@@ -236,16 +271,21 @@ def _optimizer_from_slots(pretrainer, weights, table, slots, step, *,
     step: the original `global_step` (None if absent).
   """
   if not any(slots.values()):
-    raise ConversionError(f"{source} holds no optimizer slots (*/adam_m, "
-                          "*/adam_v); convert without --optimizer_slots")
+    raise ConversionError(
+        f"{source} holds no optimizer slots (*/adam_m, "
+        "*/adam_v); convert without --optimizer_slots"
+    )
   if step is None:
-    raise ConversionError(f"{source} holds no global_step; the optimizer "
-                          "state cannot be resumed without its step")
+    raise ConversionError(
+        f"{source} holds no global_step; the optimizer "
+        "state cannot be resumed without its step"
+    )
   optimizer = _new_optimizer(pretrainer)
   shapes = {n: tuple(v.shape) for n, v in weights.items()}
   for suffix, kind in original_names.SLOT_SUFFIXES.items():
-    arrays = table.with_suffix(suffix).to_ours(slots[suffix], shapes,
-                                               source=source)
+    arrays = table.with_suffix(suffix).to_ours(
+        slots[suffix], shapes, source=source
+    )
     for name, array in arrays.items():
       m, v = optimizer.slots(weights[name])
       (m if kind == "m" else v).assign(array)
@@ -287,7 +327,8 @@ def _restore_optimizer(pretrainer: AlbertPretrainer, path: str):
   except AssertionError as e:
     raise ConversionError(
         f"{path}: its optimizer state is not LAMB/AdamW state of this model "
-        f"(mixed_float16 loss scaling?): {str(e).splitlines()[0]}") from e
+        f"(mixed_float16 loss scaling?): {str(e).splitlines()[0]}"
+    ) from e
   status.expect_partial()
   return optimizer
 
@@ -296,9 +337,12 @@ def _check_output_dir(output_dir: str) -> None:
   if not output_dir:
     raise ConversionError("--output_dir is required")
   if os.path.exists(output_dir) and not (
-      os.path.isdir(output_dir) and not os.listdir(output_dir)):
-    raise ConversionError(f"--output_dir={output_dir} already exists and is "
-                          "not an empty directory; choose a new one")
+      os.path.isdir(output_dir) and not os.listdir(output_dir)
+  ):
+    raise ConversionError(
+        f"--output_dir={output_dir} already exists and is "
+        "not an empty directory; choose a new one"
+    )
 
 
 @contextlib.contextmanager
@@ -310,7 +354,8 @@ def _staged(output_dir: str):
   parent = os.path.dirname(output_dir)
   os.makedirs(parent, exist_ok=True)
   staging = tempfile.mkdtemp(
-      prefix=f".{os.path.basename(output_dir)}.partial-", dir=parent)
+      prefix=f".{os.path.basename(output_dir)}.partial-", dir=parent
+  )
   try:
     yield staging
     umask = os.umask(0)

@@ -50,36 +50,49 @@ CONFIG_NAMES = {
     "layer_norm_eps": ("layer_norm_epsilon", 1e-12),
 }
 # Keys that must have this value when present (anything else is another model).
-_REQUIRED_VALUES = {"model_type": MODEL_TYPE, "tie_word_embeddings": True,
-                    "position_embedding_type": "absolute"}
+_REQUIRED_VALUES = {
+    "model_type": MODEL_TYPE,
+    "tie_word_embeddings": True,
+    "position_embedding_type": "absolute",
+}
 # transformers activation name -> ours. `gelu_new` is the tanh approximation,
 # our (and the original's) `gelu`; transformers' `gelu` is the exact one.
-_ACTIVATIONS_IN = {"gelu_new": "gelu", "gelu_pytorch_tanh": "gelu",
-                   "gelu": "gelu_exact", "relu": "relu", "tanh": "tanh",
-                   "silu": "swish", "swish": "swish"}
-_ACTIVATIONS_OUT = {"gelu": "gelu_new", "gelu_new": "gelu_new",
-                    "gelu_exact": "gelu", "relu": "relu", "tanh": "tanh",
-                    "swish": "silu"}
+_ACTIVATIONS_IN = {
+    "gelu_new": "gelu",
+    "gelu_pytorch_tanh": "gelu",
+    "gelu": "gelu_exact",
+    "relu": "relu",
+    "tanh": "tanh",
+    "silu": "swish",
+    "swish": "swish",
+}
+_ACTIVATIONS_OUT = {
+    "gelu": "gelu_new",
+    "gelu_new": "gelu_new",
+    "gelu_exact": "gelu",
+    "relu": "relu",
+    "tanh": "tanh",
+    "swish": "silu",
+}
 
 WORD_EMBEDDINGS = "albert.embeddings.word_embeddings.weight"
 MLM_BIAS = "predictions.bias"
 # Alias -> the weight it is tied to (must be equal).
-TIED_ALIASES = {"predictions.decoder.weight": WORD_EMBEDDINGS,
-                "predictions.decoder.bias": MLM_BIAS}
+TIED_ALIASES = {
+    "predictions.decoder.weight": WORD_EMBEDDINGS,
+    "predictions.decoder.bias": MLM_BIAS,
+}
 POSITION_IDS = "albert.embeddings.position_ids"
 TOKEN_TYPE_IDS = "albert.embeddings.token_type_ids"
 
 _EMBEDDINGS = {
     WORD_EMBEDDINGS: f"{ours.EMBEDDINGS}/word_embeddings",
-    "albert.embeddings.position_embeddings.weight":
-        f"{ours.EMBEDDINGS}/position_embeddings",
-    "albert.embeddings.token_type_embeddings.weight":
-        f"{ours.EMBEDDINGS}/type_embeddings",
+    "albert.embeddings.position_embeddings.weight": f"{ours.EMBEDDINGS}/position_embeddings",
+    "albert.embeddings.token_type_embeddings.weight": f"{ours.EMBEDDINGS}/type_embeddings",
 }
 # Linear layers (weight transposed) and LayerNorms: HF prefix -> our prefix.
 _LINEAR = {
-    "albert.encoder.embedding_hidden_mapping_in":
-        f"{ours.EMBEDDINGS}/embedding_projection",
+    "albert.encoder.embedding_hidden_mapping_in": f"{ours.EMBEDDINGS}/embedding_projection",
     "albert.pooler": ours.POOLER,
     "predictions.dense": f"{ours.MASKED_LM}/dense",
     "sop_classifier.classifier": ours.SENTENCE_ORDER,
@@ -105,13 +118,17 @@ _BLOCK_WEIGHT = {"attention": ours.attention_weight, "ffn": ours.ffn_weight}
 
 
 def _linear(hf: str, our: str) -> List[TensorName]:
-  return [TensorName(f"{hf}.weight", f"{our}/kernel", transpose=True),
-          TensorName(f"{hf}.bias", f"{our}/bias")]
+  return [
+      TensorName(f"{hf}.weight", f"{our}/kernel", transpose=True),
+      TensorName(f"{hf}.bias", f"{our}/bias"),
+  ]
 
 
 def _layer_norm(hf: str, our: str) -> List[TensorName]:
-  return [TensorName(f"{hf}.weight", f"{our}/gamma"),
-          TensorName(f"{hf}.bias", f"{our}/beta")]
+  return [
+      TensorName(f"{hf}.weight", f"{our}/gamma"),
+      TensorName(f"{hf}.bias", f"{our}/beta"),
+  ]
 
 
 def name_table(config: AlbertConfig) -> NameTable:
@@ -126,8 +143,10 @@ def name_table(config: AlbertConfig) -> NameTable:
   for group in range(config.num_hidden_groups):
     for inner in range(inner_num):
       index = group * inner_num + inner
-      prefix = (f"albert.encoder.albert_layer_groups.{group}."
-                f"albert_layers.{inner}.")
+      prefix = (
+          f"albert.encoder.albert_layer_groups.{group}."
+          f"albert_layers.{inner}."
+      )
       for hf, (part, name) in _BLOCK_LINEAR.items():
         entries += _linear(prefix + hf, _BLOCK_WEIGHT[part](index, name))
       for hf, (part, name) in _BLOCK_LAYER_NORM.items():
@@ -135,8 +154,9 @@ def name_table(config: AlbertConfig) -> NameTable:
   return NameTable(entries, format_name=FORMAT_NAME)
 
 
-def split_aliases(tensors: Dict[str, np.ndarray], *,
-                  source: str) -> Dict[str, np.ndarray]:
+def split_aliases(
+    tensors: Dict[str, np.ndarray], *, source: str
+) -> Dict[str, np.ndarray]:
   """The weights of a state dict without its tied aliases and buffers.
 
   Raises:
@@ -155,7 +175,8 @@ def split_aliases(tensors: Dict[str, np.ndarray], *,
     if not np.array_equal(value, weights[target]):
       raise ConversionError(
           f"{source}: {alias} differs from {target}; only models whose "
-          "output layer is tied to them (tie_word_embeddings) are supported")
+          "output layer is tied to them (tie_word_embeddings) are supported"
+      )
     logging.info("%s: %s is tied to %s; dropped", source, alias, target)
   for buffer in (POSITION_IDS, TOKEN_TYPE_IDS):
     if buffer not in weights:
@@ -164,10 +185,13 @@ def split_aliases(tensors: Dict[str, np.ndarray], *,
     length = value.shape[-1] if value.ndim else 0
     want = np.arange(length) if buffer == POSITION_IDS else np.zeros(length)
     if value.ndim not in (1, 2) or not (value == want).all():
-      raise ConversionError(f"{source}: buffer {buffer} is not the default "
-                            "(0, 1, 2, ... or all zeros); not supported")
-    logging.info("%s: buffer %s dropped (rebuilt by transformers)", source,
-                 buffer)
+      raise ConversionError(
+          f"{source}: buffer {buffer} is not the default "
+          "(0, 1, 2, ... or all zeros); not supported"
+      )
+    logging.info(
+        "%s: buffer %s dropped (rebuilt by transformers)", source, buffer
+    )
   return weights
 
 
@@ -179,8 +203,11 @@ OPTIONAL_HEADS = ("albert.pooler", "sop_classifier.classifier")
 
 def absent_heads(tensors: Mapping[str, Any]) -> List[str]:
   """The OPTIONAL_HEADS of which `tensors` hold neither weight nor bias."""
-  return [head for head in OPTIONAL_HEADS
-          if f"{head}.weight" not in tensors and f"{head}.bias" not in tensors]
+  return [
+      head
+      for head in OPTIONAL_HEADS
+      if f"{head}.weight" not in tensors and f"{head}.bias" not in tensors
+  ]
 
 
 def head_names(heads: List[str]) -> List[str]:
@@ -205,31 +232,42 @@ def check_group_rule(config: AlbertConfig, *, what: str) -> None:
           f"{what}: num_layers={layers} with num_hidden_groups={groups}: "
           f"transformers runs layer {layer} with group {there}, the original "
           f"rule int(l / L * G) with group {here}; the converted model would "
-          "compute something else, so it is not converted")
+          "compute something else, so it is not converted"
+      )
 
 
-def config_from_huggingface(data: Mapping[str, Any], *,
-                            source: str) -> AlbertConfig:
+def config_from_huggingface(
+    data: Mapping[str, Any], *, source: str
+) -> AlbertConfig:
   """An `AlbertConfig` from transformers' `config.json` contents."""
   for key, value in _REQUIRED_VALUES.items():
     if key in data and data[key] != value:
-      raise ConversionError(f"{source}: {key}={data[key]!r} is not supported "
-                            f"(only {value!r}): not an ALBERT model we can "
-                            "convert")
+      raise ConversionError(
+          f"{source}: {key}={data[key]!r} is not supported "
+          f"(only {value!r}): not an ALBERT model we can "
+          "convert"
+      )
   if "model_type" not in data:
-    raise ConversionError(f"{source}: no model_type; expected "
-                          f"model_type={MODEL_TYPE!r}")
-  fields = {f: data.get(key, default)
-            for key, (f, default) in CONFIG_NAMES.items()}
+    raise ConversionError(
+        f"{source}: no model_type; expected " f"model_type={MODEL_TYPE!r}"
+    )
+  fields = {
+      f: data.get(key, default) for key, (f, default) in CONFIG_NAMES.items()
+  }
   act = fields["hidden_act"]
   if act not in _ACTIVATIONS_IN:
-    raise ConversionError(f"{source}: hidden_act={act!r} is not supported "
-                          f"(one of {sorted(_ACTIVATIONS_IN)})")
+    raise ConversionError(
+        f"{source}: hidden_act={act!r} is not supported "
+        f"(one of {sorted(_ACTIVATIONS_IN)})"
+    )
   fields["hidden_act"] = _ACTIVATIONS_IN[act]
   ignored = sorted(set(data) - set(CONFIG_NAMES) - set(_REQUIRED_VALUES))
   if ignored:
-    logging.info("%s: keys without a counterpart, ignored: %s", source,
-                 ", ".join(ignored))
+    logging.info(
+        "%s: keys without a counterpart, ignored: %s",
+        source,
+        ", ".join(ignored),
+    )
   try:
     config = AlbertConfig(sharing="all", **fields)
   except (TypeError, ValueError) as e:
@@ -238,21 +276,25 @@ def config_from_huggingface(data: Mapping[str, Any], *,
   return config
 
 
-def config_to_huggingface(config: AlbertConfig, *,
-                          what: str) -> Dict[str, Any]:
+def config_to_huggingface(config: AlbertConfig, *, what: str) -> Dict[str, Any]:
   """transformers' `config.json` contents for the model of `config`."""
   if config.sharing != "all":
     raise ConversionError(
         f"{what}: sharing={config.sharing!r} has no transformers layout "
-        "(it shares everything: sharing='all')")
+        "(it shares everything: sharing='all')"
+    )
   if config.hidden_act not in _ACTIVATIONS_OUT:
-    raise ConversionError(f"{what}: hidden_act={config.hidden_act!r} has no "
-                          "transformers counterpart")
+    raise ConversionError(
+        f"{what}: hidden_act={config.hidden_act!r} has no "
+        "transformers counterpart"
+    )
   check_group_rule(config, what=what)
   fields = config.to_dict()
-  data: Dict[str, Any] = {"architectures": [ARCHITECTURE],
-                          "model_type": MODEL_TYPE,
-                          "tie_word_embeddings": True}
+  data: Dict[str, Any] = {
+      "architectures": [ARCHITECTURE],
+      "model_type": MODEL_TYPE,
+      "tie_word_embeddings": True,
+  }
   data.update({key: fields[f] for key, (f, _) in CONFIG_NAMES.items()})
   data["hidden_act"] = _ACTIVATIONS_OUT[config.hidden_act]
   return data

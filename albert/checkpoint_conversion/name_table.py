@@ -23,6 +23,7 @@ class TensorName:
   [out, in] (Hugging Face Linear weights, the original SOP output_weights)
   and we store a Keras kernel [in, out].
   """
+
   external: str
   ours: str
   transpose: bool = False
@@ -36,8 +37,9 @@ def name_list(names: Iterable[str]) -> str:
   """`a, b, c` or `a, b, c, d, e and 7 more`, sorted, for error messages."""
   names = sorted(names)
   shown = ", ".join(names[:_SHOWN])
-  return shown + (f" and {len(names) - _SHOWN} more"
-                  if len(names) > _SHOWN else "")
+  return shown + (
+      f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
+  )
 
 
 class NameTable:
@@ -53,8 +55,9 @@ class NameTable:
     self.format_name = format_name
     self._by_external = {e.external: e for e in self.entries}
     self._by_ours = {e.ours: e for e in self.entries}
-    if len(self._by_external) != len(self.entries) or len(
-        self._by_ours) != len(self.entries):
+    if len(self._by_external) != len(self.entries) or len(self._by_ours) != len(
+        self.entries
+    ):
       raise RuntimeError(f"{format_name} name table repeats a name")
 
   def __len__(self) -> int:
@@ -63,9 +66,13 @@ class NameTable:
   def with_suffix(self, suffix: str) -> "NameTable":
     """The same table with `suffix` appended to every external name
     (optimizer slots: `<variable>/adam_m`)."""
-    return NameTable([dataclasses.replace(e, external=e.external + suffix)
-                      for e in self.entries],
-                     format_name=self.format_name)
+    return NameTable(
+        [
+            dataclasses.replace(e, external=e.external + suffix)
+            for e in self.entries
+        ],
+        format_name=self.format_name,
+    )
 
   def check_covers(self, our_names: Iterable[str]) -> None:
     """Fails unless the table names exactly the weights `our_names`."""
@@ -74,12 +81,17 @@ class NameTable:
       raise RuntimeError(
           f"{self.format_name} name table and the model disagree: model "
           f"only {name_list(our_names - set(self._by_ours))}; table only "
-          f"{name_list(set(self._by_ours) - our_names)}")
+          f"{name_list(set(self._by_ours) - our_names)}"
+      )
 
-  def to_ours(self, tensors: Mapping[str, np.ndarray],
-              shapes: Mapping[str, Tuple[int, ...]], *,
-              source: str,
-              may_lack: Iterable[str] = ()) -> Dict[str, np.ndarray]:
+  def to_ours(
+      self,
+      tensors: Mapping[str, np.ndarray],
+      shapes: Mapping[str, Tuple[int, ...]],
+      *,
+      source: str,
+      may_lack: Iterable[str] = (),
+  ) -> Dict[str, np.ndarray]:
     """External tensors -> our arrays, every name and shape checked.
 
     Args:
@@ -100,12 +112,14 @@ class NameTable:
           f"{source}: unexpected tensors {name_list(unexpected)}: not "
           f"weights of an ALBERT pretraining model ({self.format_name} "
           "names) with this config; check that the config belongs to the "
-          "checkpoint")
+          "checkpoint"
+      )
     missing = set(self._by_external) - set(tensors) - set(may_lack)
     if missing:
       raise ConversionError(
           f"{source}: missing tensors {name_list(missing)}: the checkpoint "
-          "does not hold a whole ALBERT pretraining model with this config")
+          "does not hold a whole ALBERT pretraining model with this config"
+      )
     ours = {}
     for entry in self.entries:
       if entry.external not in tensors:
@@ -118,17 +132,24 @@ class NameTable:
         raise ConversionError(
             f"{source}: tensor {entry.external} has shape "
             f"{_shape(array.shape)} but the config needs {_shape(want)}; "
-            "check that the config belongs to the checkpoint")
+            "check that the config belongs to the checkpoint"
+        )
       if array.dtype != np.float32:
         raise ConversionError(
             f"{source}: tensor {entry.external} has dtype {array.dtype}, "
-            "not float32; convert the checkpoint to float32 first")
+            "not float32; convert the checkpoint to float32 first"
+        )
       ours[entry.ours] = array.T if entry.transpose else array
     return ours
 
-  def to_external(self, ours: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+  def to_external(
+      self, ours: Mapping[str, np.ndarray]
+  ) -> Dict[str, np.ndarray]:
     """Our arrays -> external tensors (contiguous, transposed where needed)."""
     self.check_covers(ours)
-    return {e.external: np.ascontiguousarray(
-                ours[e.ours].T if e.transpose else ours[e.ours])
-            for e in self.entries}
+    return {
+        e.external: np.ascontiguousarray(
+            ours[e.ours].T if e.transpose else ours[e.ours]
+        )
+        for e in self.entries
+    }

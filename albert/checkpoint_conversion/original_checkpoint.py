@@ -27,14 +27,16 @@ def resolve_prefix(path: str) -> str:
     if not latest:
       raise ConversionError(
           f"--checkpoint={path} is a directory without a 'checkpoint' state "
-          "file; give the checkpoint prefix, e.g. DIR/model.ckpt-best")
+          "file; give the checkpoint prefix, e.g. DIR/model.ckpt-best"
+      )
     return latest
   if path.endswith(".index"):
-    path = path[:-len(".index")]
+    path = path[: -len(".index")]
   if not os.path.isfile(path + ".index"):
     raise ConversionError(
         f"--checkpoint={path}: no checkpoint there ({path}.index not found); "
-        "give the prefix, e.g. DIR/model.ckpt-best")
+        "give the prefix, e.g. DIR/model.ckpt-best"
+    )
   return path
 
 
@@ -47,25 +49,33 @@ def read_checkpoint(path: str) -> Tuple[Dict[str, np.ndarray], str]:
     if _OBJECT_GRAPH_KEY in names:
       raise ConversionError(
           f"{prefix} is an object-based TF2 checkpoint, not an original "
-          "(name-based) one; to convert a model directory of ours use --to")
+          "(name-based) one; to convert a model directory of ours use --to"
+      )
     return {name: np.asarray(reader.get_tensor(name)) for name in names}, prefix
   except (tf.errors.OpError, ValueError) as e:
     if isinstance(e, ConversionError):
       raise
-    raise ConversionError(f"cannot read checkpoint {prefix}: "
-                          f"{first_line(e)}") from e
+    raise ConversionError(
+        f"cannot read checkpoint {prefix}: " f"{first_line(e)}"
+    ) from e
 
 
-def write_checkpoint(directory: str, name: str,
-                     tensors: Dict[str, np.ndarray]) -> str:
+def write_checkpoint(
+    directory: str, name: str, tensors: Dict[str, np.ndarray]
+) -> str:
   """Writes DIRECTORY/NAME.{index,data-*} with exactly these keys, and the
   `checkpoint` state file naming it. Returns the prefix."""
   prefix = os.path.join(directory, name)
   names = sorted(tensors)
-  tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names,
-                    shape_and_slices=[""] * len(names),
-                    tensors=[tf.constant(tensors[n]) for n in names])
+  tf.raw_ops.SaveV2(
+      prefix=prefix,
+      tensor_names=names,
+      shape_and_slices=[""] * len(names),
+      tensors=[tf.constant(tensors[n]) for n in names],
+  )
   with open(os.path.join(directory, "checkpoint"), "w", encoding="utf-8") as f:
-    f.write(f'model_checkpoint_path: "{name}"\n'
-            f'all_model_checkpoint_paths: "{name}"\n')
+    f.write(
+        f'model_checkpoint_path: "{name}"\n'
+        f'all_model_checkpoint_paths: "{name}"\n'
+    )
   return prefix

@@ -23,23 +23,23 @@ GLOBAL_STEP = "global_step"
 # Slot suffix -> our LAMB slot (first moment m, second moment v).
 SLOT_SUFFIXES = {"/adam_m": "m", "/adam_v": "v"}
 # Activations the original code knows, by our name -> its name.
-ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu", "relu": "relu",
-               "tanh": "tanh"}
+ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu",
+    "relu": "relu",
+    "tanh": "tanh",
+}
 # The original's LayerNorm epsilon is fixed in its code.
 LAYER_NORM_EPSILON = 1e-12
 
 _EMBEDDINGS = {
     "bert/embeddings/word_embeddings": f"{ours.EMBEDDINGS}/word_embeddings",
-    "bert/embeddings/position_embeddings":
-        f"{ours.EMBEDDINGS}/position_embeddings",
-    "bert/embeddings/token_type_embeddings":
-        f"{ours.EMBEDDINGS}/type_embeddings",
+    "bert/embeddings/position_embeddings": f"{ours.EMBEDDINGS}/position_embeddings",
+    "bert/embeddings/token_type_embeddings": f"{ours.EMBEDDINGS}/type_embeddings",
     "bert/embeddings/LayerNorm/gamma": f"{ours.EMBEDDINGS}/layer_norm/gamma",
     "bert/embeddings/LayerNorm/beta": f"{ours.EMBEDDINGS}/layer_norm/beta",
-    "bert/encoder/embedding_hidden_mapping_in/kernel":
-        f"{ours.EMBEDDINGS}/embedding_projection/kernel",
-    "bert/encoder/embedding_hidden_mapping_in/bias":
-        f"{ours.EMBEDDINGS}/embedding_projection/bias",
+    "bert/encoder/embedding_hidden_mapping_in/kernel": f"{ours.EMBEDDINGS}/embedding_projection/kernel",
+    "bert/encoder/embedding_hidden_mapping_in/bias": f"{ours.EMBEDDINGS}/embedding_projection/bias",
 }
 # Inside group_{g}/inner_group_{k}/ -> inside our attention set.
 _ATTENTION = {
@@ -66,17 +66,27 @@ _FFN = {
 _HEADS = {
     "bert/pooler/dense/kernel": (f"{ours.POOLER}/kernel", False),
     "bert/pooler/dense/bias": (f"{ours.POOLER}/bias", False),
-    "cls/predictions/transform/dense/kernel":
-        (f"{ours.MASKED_LM}/dense/kernel", False),
-    "cls/predictions/transform/dense/bias":
-        (f"{ours.MASKED_LM}/dense/bias", False),
-    "cls/predictions/transform/LayerNorm/gamma":
-        (f"{ours.MASKED_LM}/layer_norm/gamma", False),
-    "cls/predictions/transform/LayerNorm/beta":
-        (f"{ours.MASKED_LM}/layer_norm/beta", False),
+    "cls/predictions/transform/dense/kernel": (
+        f"{ours.MASKED_LM}/dense/kernel",
+        False,
+    ),
+    "cls/predictions/transform/dense/bias": (
+        f"{ours.MASKED_LM}/dense/bias",
+        False,
+    ),
+    "cls/predictions/transform/LayerNorm/gamma": (
+        f"{ours.MASKED_LM}/layer_norm/gamma",
+        False,
+    ),
+    "cls/predictions/transform/LayerNorm/beta": (
+        f"{ours.MASKED_LM}/layer_norm/beta",
+        False,
+    ),
     "cls/predictions/output_bias": (f"{ours.MASKED_LM}/output_bias", False),
-    "cls/seq_relationship/output_weights":
-        (f"{ours.SENTENCE_ORDER}/kernel", True),  # [2, H] vs [H, 2]
+    "cls/seq_relationship/output_weights": (
+        f"{ours.SENTENCE_ORDER}/kernel",
+        True,
+    ),  # [2, H] vs [H, 2]
     "cls/seq_relationship/output_bias": (f"{ours.SENTENCE_ORDER}/bias", False),
 }
 
@@ -91,15 +101,18 @@ def check_config(config: AlbertConfig, what: str) -> None:
   if config.sharing != "all":
     raise ConversionError(
         f"{what}: sharing={config.sharing!r} has no original TF1 layout "
-        "(the original shares everything: sharing='all')")
+        "(the original shares everything: sharing='all')"
+    )
   if config.hidden_act not in ACTIVATIONS:
     raise ConversionError(
         f"{what}: hidden_act={config.hidden_act!r} is unknown to the "
-        f"original code (it knows {sorted(set(ACTIVATIONS.values()))})")
+        f"original code (it knows {sorted(set(ACTIVATIONS.values()))})"
+    )
   if config.layer_norm_epsilon != LAYER_NORM_EPSILON:
     raise ConversionError(
         f"{what}: layer_norm_epsilon={config.layer_norm_epsilon!r} cannot be "
-        f"expressed: the original code always uses {LAYER_NORM_EPSILON}")
+        f"expressed: the original code always uses {LAYER_NORM_EPSILON}"
+    )
 
 
 def block_prefix(group: int, inner: int) -> str:
@@ -109,17 +122,21 @@ def block_prefix(group: int, inner: int) -> str:
 
 def name_table(config: AlbertConfig) -> NameTable:
   """The original name of every weight of the pretrainer of `config`."""
-  entries: List[TensorName] = [TensorName(k, v)
-                               for k, v in _EMBEDDINGS.items()]
+  entries: List[TensorName] = [TensorName(k, v) for k, v in _EMBEDDINGS.items()]
   inner_num = config.inner_group_num
   for group in range(config.num_hidden_groups):
     for inner in range(inner_num):
       index = group * inner_num + inner
       prefix = block_prefix(group, inner)
-      entries += [TensorName(prefix + k, ours.attention_weight(index, v))
-                  for k, v in _ATTENTION.items()]
-      entries += [TensorName(prefix + k, ours.ffn_weight(index, v))
-                  for k, v in _FFN.items()]
-  entries += [TensorName(k, name, transpose)
-              for k, (name, transpose) in _HEADS.items()]
+      entries += [
+          TensorName(prefix + k, ours.attention_weight(index, v))
+          for k, v in _ATTENTION.items()
+      ]
+      entries += [
+          TensorName(prefix + k, ours.ffn_weight(index, v))
+          for k, v in _FFN.items()
+      ]
+  entries += [
+      TensorName(k, name, transpose) for k, (name, transpose) in _HEADS.items()
+  ]
   return NameTable(entries, format_name=FORMAT_NAME)

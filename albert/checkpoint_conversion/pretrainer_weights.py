@@ -57,14 +57,18 @@ def pretrainer_weights(pretrainer: AlbertPretrainer) -> Dict[str, tf.Variable]:
       f"{EMBEDDINGS}/type_embeddings": embeddings.type_embeddings,
   }
   weights.update(_layer_norm(f"{EMBEDDINGS}/layer_norm", embeddings.layer_norm))
-  weights.update(_dense(f"{EMBEDDINGS}/embedding_projection",
-                        embeddings.embedding_projection))
+  weights.update(
+      _dense(
+          f"{EMBEDDINGS}/embedding_projection", embeddings.embedding_projection
+      )
+  )
   stack = encoder.transformer
   for i, block in enumerate(stack.attention_blocks):
     for name in ATTENTION_DENSE:
       weights.update(_dense(attention_weight(i, name), getattr(block, name)))
-    weights.update(_layer_norm(attention_weight(i, "layer_norm"),
-                               block.layer_norm))
+    weights.update(
+        _layer_norm(attention_weight(i, "layer_norm"), block.layer_norm)
+    )
   for i, block in enumerate(stack.ffn_blocks):
     for name in FFN_DENSE:
       weights.update(_dense(ffn_weight(i, name), getattr(block, name)))
@@ -79,6 +83,8 @@ def pretrainer_weights(pretrainer: AlbertPretrainer) -> Dict[str, tf.Variable]:
   named = {id(v) for v in weights.values()}
   unnamed = [v.name for v in pretrainer.weights if id(v) not in named]
   if unnamed or len(named) != len(weights):
-    raise RuntimeError(f"pretrainer_weights does not name {unnamed}: update "
-                       "albert/checkpoint_conversion/pretrainer_weights.py")
+    raise RuntimeError(
+        f"pretrainer_weights does not name {unnamed}: update "
+        "albert/checkpoint_conversion/pretrainer_weights.py"
+    )
   return weights

@@ -31,8 +31,10 @@ def read_config(hf_dir: str) -> Dict[str, Any]:
   """The contents of HF_DIR/config.json."""
   path = os.path.join(hf_dir, CONFIG_FILE)
   if not os.path.isfile(path):
-    raise ConversionError(f"{path} not found: a Hugging Face model directory "
-                          "holds config.json (save it with save_pretrained)")
+    raise ConversionError(
+        f"{path} not found: a Hugging Face model directory "
+        "holds config.json (save it with save_pretrained)"
+    )
   try:
     with open(path, encoding="utf-8") as f:
       data = json.load(f)
@@ -50,9 +52,11 @@ def read_weights(hf_dir: str) -> Tuple[Dict[str, np.ndarray], str]:
   are widened to float32 (exactly); bfloat16 safetensors are refused.
   """
   if not os.path.isdir(hf_dir):
-    raise ConversionError(f"--checkpoint={hf_dir} is not a directory; give "
-                          "the Hugging Face model directory (config.json + "
-                          f"{SAFETENSORS_FILE} or {PYTORCH_FILE})")
+    raise ConversionError(
+        f"--checkpoint={hf_dir} is not a directory; give "
+        "the Hugging Face model directory (config.json + "
+        f"{SAFETENSORS_FILE} or {PYTORCH_FILE})"
+    )
   path = os.path.join(hf_dir, SAFETENSORS_FILE)
   if os.path.isfile(path):
     return _read_safetensors(path), path
@@ -60,10 +64,10 @@ def read_weights(hf_dir: str) -> Tuple[Dict[str, np.ndarray], str]:
   if os.path.isfile(path):
     return _read_pytorch(path), path
   sharded = [n for n in os.listdir(hf_dir) if n.endswith(".index.json")]
-  hint = (f" (sharded weights {sharded[0]} are not supported)"
-          if sharded else "")
-  raise ConversionError(f"{hf_dir} holds neither {SAFETENSORS_FILE} nor "
-                        f"{PYTORCH_FILE}{hint}")
+  hint = f" (sharded weights {sharded[0]} are not supported)" if sharded else ""
+  raise ConversionError(
+      f"{hf_dir} holds neither {SAFETENSORS_FILE} nor " f"{PYTORCH_FILE}{hint}"
+  )
 
 
 def _read_safetensors(path: str) -> Dict[str, np.ndarray]:
@@ -75,7 +79,8 @@ def _read_safetensors(path: str) -> Dict[str, np.ndarray]:
         if dtype not in _KEPT + _UPCAST:
           raise ConversionError(
               f"{path}: tensor {name} has dtype {dtype}; only F32 and F16 "
-              "are read (save the model in float32 first)")
+              "are read (save the model in float32 first)"
+          )
         array = f.get_tensor(name)
         if dtype in _UPCAST:
           array = array.astype(np.float32)
@@ -89,11 +94,12 @@ def _read_safetensors(path: str) -> Dict[str, np.ndarray]:
 
 def _read_pytorch(path: str) -> Dict[str, np.ndarray]:
   try:
-    import torch  # pylint: disable=g-import-not-at-top
+    import torch
   except ImportError:
     raise ConversionError(
         f"{path}: reading pytorch_model.bin needs torch (pip install torch); "
-        f"or save the model with safetensors ({SAFETENSORS_FILE})") from None
+        f"or save the model with safetensors ({SAFETENSORS_FILE})"
+    ) from None
   try:
     # weights_only: tensors and containers only, no arbitrary unpickling.
     state = torch.load(path, map_location="cpu", weights_only=True)
@@ -101,13 +107,15 @@ def _read_pytorch(path: str) -> Dict[str, np.ndarray]:
     raise ConversionError(f"cannot read {path}: {first_line(e)}") from e
   if not isinstance(state, dict) or not all(
       isinstance(k, str) and isinstance(v, torch.Tensor)
-      for k, v in state.items()):
+      for k, v in state.items()
+  ):
     raise ConversionError(f"{path} is not a state dict (name -> tensor)")
   tensors = {}
   for name, tensor in state.items():
     if tensor.is_floating_point() and tensor.dtype != torch.float32:
-      logging.info("%s: %s widened from %s to float32", path, name,
-                   tensor.dtype)
+      logging.info(
+          "%s: %s widened from %s to float32", path, name, tensor.dtype
+      )
       tensor = tensor.float()
     tensors[name] = tensor.detach().contiguous().numpy()
   return tensors
@@ -117,8 +125,11 @@ def write_weights(hf_dir: str, tensors: Dict[str, np.ndarray]) -> str:
   """Writes HF_DIR/model.safetensors (as transformers' save_pretrained)."""
   path = os.path.join(hf_dir, SAFETENSORS_FILE)
   # transformers reads the format from the metadata, as save_pretrained writes it.
-  save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, path,
-            metadata={"format": "pt"})
+  save_file(
+      {k: np.ascontiguousarray(v) for k, v in tensors.items()},
+      path,
+      metadata={"format": "pt"},
+  )
   return path
 
 
@@ -129,4 +140,3 @@ def write_config(hf_dir: str, data: Dict[str, Any]) -> str:
     json.dump(data, f, indent=2, sort_keys=True)
     f.write("\n")
   return path
-

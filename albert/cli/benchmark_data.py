@@ -23,7 +23,6 @@ import tempfile
 import time
 
 
-from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 
 from albert import cli
@@ -39,9 +38,12 @@ flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions.")
 flags.DEFINE_integer("dupe_factor", 1, "Passes over the corpus.")
 flags.DEFINE_integer("num_workers", None, "Processes (default: all cores).")
 flags.DEFINE_float("block_size_mb", 2.0, "Corpus block size.")
-flags.DEFINE_float("baseline_mb", 4.0,
-                   "Run the baseline on the first MB of the corpus (whole "
-                   "lines); 0 skips it, -1 runs it on everything.")
+flags.DEFINE_float(
+    "baseline_mb",
+    4.0,
+    "Run the baseline on the first MB of the corpus (whole "
+    "lines); 0 skips it, -1 runs it on everything.",
+)
 flags.DEFINE_string("output_dir", None, "Where to write (default: a temp dir).")
 
 
@@ -49,25 +51,36 @@ def _peak_mb(who) -> float:
   return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KB.
 
 
-def _run_ours(queue, input_file, spm_model_file, output_file, config,
-              num_workers):
+def _run_ours(
+    queue, input_file, spm_model_file, output_file, config, num_workers
+):
   start = time.perf_counter()
   manifest = create_pretraining_data(
-      input_file=input_file, output_file=output_file,
-      spm_model_file=spm_model_file, config=config, num_workers=num_workers,
-      num_output_shards=max(1, num_workers))
-  queue.put({"examples": manifest["num_examples"],
-             "tokens": manifest["num_tokens"],
-             "seconds": time.perf_counter() - start,
-             "input_bytes": sum(i["bytes"] for i in manifest["inputs"]),
-             "rss_main": _peak_mb(resource.RUSAGE_SELF),
-             "rss_worker": _peak_mb(resource.RUSAGE_CHILDREN)})
+      input_file=input_file,
+      output_file=output_file,
+      spm_model_file=spm_model_file,
+      config=config,
+      num_workers=num_workers,
+      num_output_shards=max(1, num_workers),
+  )
+  queue.put(
+      {
+          "examples": manifest["num_examples"],
+          "tokens": manifest["num_tokens"],
+          "seconds": time.perf_counter() - start,
+          "input_bytes": sum(i["bytes"] for i in manifest["inputs"]),
+          "rss_main": _peak_mb(resource.RUSAGE_SELF),
+          "rss_worker": _peak_mb(resource.RUSAGE_CHILDREN),
+      }
+  )
 
 
-def _run_baseline(queue, input_file, spm_model_file, output_file, config,
-                  max_bytes):
-  from albert.pretraining_data import shards  # pylint: disable=g-import-not-at-top
-  from albert.pretraining_data.original_baseline import run_original_baseline  # pylint: disable=g-import-not-at-top
+def _run_baseline(
+    queue, input_file, spm_model_file, output_file, config, max_bytes
+):
+  from albert.pretraining_data import shards
+  from albert.pretraining_data.original_baseline import run_original_baseline
+
   lines, size = [], 0
   for path, _ in shards.expand_inputs(input_file):
     with open(path, encoding="utf-8") as f:
@@ -94,43 +107,66 @@ def _in_process(target, *args):
 def _report(name, r):
   rate = r["examples"] / r["seconds"]
   mb = r["input_bytes"] / 1e6
-  print(f"{name}: {r['examples']:,} examples from {mb:.1f} MB in "
-        f"{r['seconds']:.1f} s = {rate:,.0f} examples/s, "
-        f"{r['tokens'] / r['seconds'] / 1e3:,.0f}k tokens/s, "
-        f"{mb / r['seconds']:.2f} MB/s")
+  print(
+      f"{name}: {r['examples']:,} examples from {mb:.1f} MB in "
+      f"{r['seconds']:.1f} s = {rate:,.0f} examples/s, "
+      f"{r['tokens'] / r['seconds'] / 1e3:,.0f}k tokens/s, "
+      f"{mb / r['seconds']:.2f} MB/s"
+  )
   return rate, r["tokens"] / r["seconds"]
 
 
 def main(argv):
   del argv
   if not (FLAGS.input_file and FLAGS.spm_model_file):
-    sys.exit("benchmark_data: error: --input_file and --spm_model_file are "
-             "required")
+    sys.exit(
+        "benchmark_data: error: --input_file and --spm_model_file are "
+        "required"
+    )
   workers = FLAGS.num_workers or default_num_workers()
   config = PretrainingDataConfig(
       max_seq_length=FLAGS.max_seq_length,
       max_predictions_per_seq=FLAGS.max_predictions_per_seq,
       dupe_factor=FLAGS.dupe_factor,
-      block_bytes=int(FLAGS.block_size_mb * (1 << 20)))
+      block_bytes=int(FLAGS.block_size_mb * (1 << 20)),
+  )
   out_dir = FLAGS.output_dir or tempfile.mkdtemp(prefix="albert_bench_")
-  print(f"max_seq_length={config.max_seq_length} dupe_factor="
-        f"{config.dupe_factor} workers={workers} cores={os.cpu_count()}")
-  ours = _in_process(_run_ours, FLAGS.input_file, FLAGS.spm_model_file,
-                     os.path.join(out_dir, "ours.tfrecord"), config, workers)
+  print(
+      f"max_seq_length={config.max_seq_length} dupe_factor="
+      f"{config.dupe_factor} workers={workers} cores={os.cpu_count()}"
+  )
+  ours = _in_process(
+      _run_ours,
+      FLAGS.input_file,
+      FLAGS.spm_model_file,
+      os.path.join(out_dir, "ours.tfrecord"),
+      config,
+      workers,
+  )
   rate, token_rate = _report("create_pretraining_data", ours)
-  print(f"  peak RSS: main {ours['rss_main']:.0f} MB, largest worker "
-        f"{ours['rss_worker']:.0f} MB, all processes <= "
-        f"{ours['rss_main'] + workers * ours['rss_worker']:.0f} MB")
+  print(
+      f"  peak RSS: main {ours['rss_main']:.0f} MB, largest worker "
+      f"{ours['rss_worker']:.0f} MB, all processes <= "
+      f"{ours['rss_main'] + workers * ours['rss_worker']:.0f} MB"
+  )
   if FLAGS.baseline_mb:
     max_bytes = None if FLAGS.baseline_mb < 0 else int(FLAGS.baseline_mb * 1e6)
-    base = _in_process(_run_baseline, FLAGS.input_file, FLAGS.spm_model_file,
-                       os.path.join(out_dir, "baseline.tfrecord"), config,
-                       max_bytes)
+    base = _in_process(
+        _run_baseline,
+        FLAGS.input_file,
+        FLAGS.spm_model_file,
+        os.path.join(out_dir, "baseline.tfrecord"),
+        config,
+        max_bytes,
+    )
     base_rate, base_token_rate = _report(
-        "original algorithm, 1 process (baseline)", base)
+        "original algorithm, 1 process (baseline)", base
+    )
     print(f"  peak RSS: {base['rss_main']:.0f} MB (with TensorFlow)")
-    print(f"speed-up: {rate / base_rate:.1f}x examples/s, "
-          f"{token_rate / base_token_rate:.1f}x tokens/s")
+    print(
+        f"speed-up: {rate / base_rate:.1f}x examples/s, "
+        f"{token_rate / base_token_rate:.1f}x tokens/s"
+    )
   print(f"output in {out_dir}")
 
 

@@ -33,27 +33,34 @@ import sys
 import tempfile
 
 
-from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 
 from albert import cli
 from albert import REPO_ROOT
-from official.benchmark import turns  # pylint: disable=g-import-not-at-top
+from official.benchmark import turns
 
-GIN_FILES = flags.DEFINE_multi_string("gin_file", ["gin/base.gin"], "Model size.")
+GIN_FILES = flags.DEFINE_multi_string(
+    "gin_file", ["gin/base.gin"], "Model size."
+)
 SPM = flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
 SEQ = flags.DEFINE_integer("seq_length", 128, "Tokens per example.")
 BATCH = flags.DEFINE_integer("batch_size", 32, "Batch of the throughput run.")
 REPEATS = flags.DEFINE_integer("repeats", 20, "Timed rounds at batch 1.")
-BATCH_REPEATS = flags.DEFINE_integer("batch_repeats", 3,
-                                     "Timed rounds at --batch_size.")
+BATCH_REPEATS = flags.DEFINE_integer(
+    "batch_repeats", 3, "Timed rounds at --batch_size."
+)
 JSON = flags.DEFINE_bool("json", False, "Print one JSON object.")
-TORCH = flags.DEFINE_bool("torch", True, "Measure the PyTorch baseline if present.")
+TORCH = flags.DEFINE_bool(
+    "torch", True, "Measure the PyTorch baseline if present."
+)
 PRECISION = flags.DEFINE_enum(
-    "precision", "float32", ["float32", "bfloat16"],
+    "precision",
+    "float32",
+    ["float32", "bfloat16"],
     "Export precision (albert.run_export --precision); the matrix "
     "products floor runs in it and PyTorch under autocast of it, the latter "
-    "only where the CPU has native bfloat16 instructions.")
+    "only where the CPU has native bfloat16 instructions.",
+)
 
 # Every worker builds `run(batch_size)` (one timed call), warms it up, then
 # speaks the protocol of `official.benchmark.turns` (written out here so that
@@ -71,7 +78,8 @@ for line in sys.stdin:
 print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
 """
 
-_SAVED_MODEL_WORKER = r"""
+_SAVED_MODEL_WORKER = (
+    r"""
 import json, sys, time
 import tensorflow as tf
 import tensorflow_text
@@ -82,9 +90,12 @@ texts = {1: tf.constant([text]), BATCH: tf.constant([text] * BATCH)}
 def run(batch):
   serve(text=texts[batch])["pooled_output"].numpy()
 info = {"tokens": int(serve(text=texts[1])["input_mask"].numpy().sum())}
-""" + _SERVE_LOOP
+"""
+    + _SERVE_LOOP
+)
 
-_MATMUL_WORKER = r"""
+_MATMUL_WORKER = (
+    r"""
 import json, math, sys, time
 import numpy as np
 import tensorflow as tf
@@ -121,9 +132,12 @@ xla = median_seconds(compiled[True]) < median_seconds(compiled[False])
 def run(batch):
   compiled[xla](inputs[batch]).numpy()
 info = {"xla": xla}
-""" + _SERVE_LOOP
+"""
+    + _SERVE_LOOP
+)
 
-_TORCH_WORKER = r"""
+_TORCH_WORKER = (
+    r"""
 import json, sys, time
 import torch, transformers
 import contextlib
@@ -141,26 +155,30 @@ def run(batch):
                          if AUTOCAST != "none" else contextlib.nullcontext()):
     model(input_ids=ids[batch])
 info = {"threads": torch.get_num_threads(), "autocast": AUTOCAST}
-""" + _SERVE_LOOP
+"""
+    + _SERVE_LOOP
+)
 
 
 def _worker(name, script, args):
-  return turns.Worker(name, [sys.executable, "-c", script] +
-                      [str(a) for a in args])
+  return turns.Worker(
+      name, [sys.executable, "-c", script] + [str(a) for a in args]
+  )
 
 
 def main(argv):
   del argv
   if not SPM.value:
     sys.exit("benchmark_serving: --spm_model_file is required")
-  import sentencepiece as spm  # pylint: disable=g-import-not-at-top
-  from albert.modeling.config import AlbertConfig  # pylint: disable=g-import-not-at-top
-  from albert.modeling.encoder import AlbertEncoder  # pylint: disable=g-import-not-at-top
-  from albert.serving.exporter import export  # pylint: disable=g-import-not-at-top
-  from albert.modeling.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
-  from official.benchmark import cpu_info  # pylint: disable=g-import-not-at-top
-  from official.config import gin_files  # pylint: disable=g-import-not-at-top
-  from official.modeling import precision as precision_lib  # pylint: disable=g-import-not-at-top
+  import sentencepiece as spm
+  from albert.modeling.config import AlbertConfig
+  from albert.modeling.encoder import AlbertEncoder
+  from albert.serving.exporter import export
+  from albert.modeling.pretrainer import AlbertPretrainer
+  from official.benchmark import cpu_info
+  from official.config import gin_files
+  from official.modeling import precision as precision_lib
+
   try:
     gin_files.parse_gin(GIN_FILES.value, search_paths=[REPO_ROOT])
     vocab = spm.SentencePieceProcessor(model_file=SPM.value).get_piece_size()
@@ -168,39 +186,90 @@ def main(argv):
   except (OSError, RuntimeError, ValueError) as e:
     sys.exit(f"benchmark_serving: {str(e).strip().splitlines()[0]}")
   c, seq, batch = config, SEQ.value, BATCH.value
-  with precision_lib.policy_scope(precision_lib.serving_policy(PRECISION.value)):
+  with precision_lib.policy_scope(
+      precision_lib.serving_policy(PRECISION.value)
+  ):
     pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
   cpu = cpu_info.read()
-  have_torch = TORCH.value and subprocess.run(
-      [sys.executable, "-c", "import torch, transformers"],
-      capture_output=True).returncode == 0
+  have_torch = (
+      TORCH.value
+      and subprocess.run(
+          [sys.executable, "-c", "import torch, transformers"],
+          capture_output=True,
+      ).returncode
+      == 0
+  )
   note = None
   if have_torch and PRECISION.value == "bfloat16" and not cpu.bf16:
     have_torch = False
-    note = (f"{cpu.model} has no native bfloat16 matrix instructions: "
-            "PyTorch is not run under bfloat16 autocast")
+    note = (
+        f"{cpu.model} has no native bfloat16 matrix instructions: "
+        "PyTorch is not run under bfloat16 autocast"
+    )
   workers = []
   try:
     with tempfile.TemporaryDirectory() as tmp:
       export_dir = os.path.join(tmp, "export")
       print("benchmark_serving: exporting ...", file=sys.stderr, flush=True)
-      export(pretrainer, spm_model_file=SPM.value, export_dir=export_dir,
-             seq_length=seq)
-      print("benchmark_serving: loading and warming up ...", file=sys.stderr,
-            flush=True)
-      workers.append(_worker("saved_model", _SAVED_MODEL_WORKER,
-                             [os.path.join(export_dir, "serving"), seq, batch]))
-    workers.append(_worker("matmul_floor", _MATMUL_WORKER, [
-        c.embedding_size, c.hidden_size, c.num_heads, c.intermediate_size,
-        c.num_layers * c.inner_group_num, seq, batch, PRECISION.value]))
+      export(
+          pretrainer,
+          spm_model_file=SPM.value,
+          export_dir=export_dir,
+          seq_length=seq,
+      )
+      print(
+          "benchmark_serving: loading and warming up ...",
+          file=sys.stderr,
+          flush=True,
+      )
+      workers.append(
+          _worker(
+              "saved_model",
+              _SAVED_MODEL_WORKER,
+              [os.path.join(export_dir, "serving"), seq, batch],
+          )
+      )
+    workers.append(
+        _worker(
+            "matmul_floor",
+            _MATMUL_WORKER,
+            [
+                c.embedding_size,
+                c.hidden_size,
+                c.num_heads,
+                c.intermediate_size,
+                c.num_layers * c.inner_group_num,
+                seq,
+                batch,
+                PRECISION.value,
+            ],
+        )
+    )
     if have_torch:
-      workers.append(_worker("torch", _TORCH_WORKER, [
-          c.vocab_size, c.embedding_size, c.hidden_size, c.num_heads,
-          c.intermediate_size, c.num_layers, c.num_hidden_groups,
-          c.inner_group_num, seq, batch,
-          "none" if PRECISION.value == "float32" else PRECISION.value]))
-    print(f"benchmark_serving: timing {len(workers)} processes in turn ...",
-          file=sys.stderr, flush=True)
+      workers.append(
+          _worker(
+              "torch",
+              _TORCH_WORKER,
+              [
+                  c.vocab_size,
+                  c.embedding_size,
+                  c.hidden_size,
+                  c.num_heads,
+                  c.intermediate_size,
+                  c.num_layers,
+                  c.num_hidden_groups,
+                  c.inner_group_num,
+                  seq,
+                  batch,
+                  "none" if PRECISION.value == "float32" else PRECISION.value,
+              ],
+          )
+      )
+    print(
+        f"benchmark_serving: timing {len(workers)} processes in turn ...",
+        file=sys.stderr,
+        flush=True,
+    )
     one = turns.take_turns(workers, REPEATS.value, request="1")
     many = turns.take_turns(workers, BATCH_REPEATS.value, request=str(batch))
   except turns.WorkerError as e:
@@ -208,46 +277,65 @@ def main(argv):
   finally:
     finals = {w.name: w.close() for w in workers}
 
-  report = {"seq_length": seq, "batch_size": batch, "rounds": REPEATS.value,
-            "precision": PRECISION.value, "cpu": cpu.to_dict(),
-            "cpu_description": cpu.describe()}
+  report = {
+      "seq_length": seq,
+      "batch_size": batch,
+      "rounds": REPEATS.value,
+      "precision": PRECISION.value,
+      "cpu": cpu.to_dict(),
+      "cpu_description": cpu.describe(),
+  }
   if note:
     report["note"] = note
   for w in workers:
-    report[w.name] = dict(w.info, **finals[w.name],
-                          latency_ms=1000 * statistics.median(one[w.name]),
-                          throughput_per_s=batch / statistics.median(many[w.name]))
-  report["floor_vs_saved_model"] = turns.paired_ratio(one, "matmul_floor",
-                                                      "saved_model")
-  report["saved_model_vs_floor"] = turns.paired_ratio(one, "saved_model",
-                                                      "matmul_floor")
+    report[w.name] = dict(
+        w.info,
+        **finals[w.name],
+        latency_ms=1000 * statistics.median(one[w.name]),
+        throughput_per_s=batch / statistics.median(many[w.name]),
+    )
+  report["floor_vs_saved_model"] = turns.paired_ratio(
+      one, "matmul_floor", "saved_model"
+  )
+  report["saved_model_vs_floor"] = turns.paired_ratio(
+      one, "saved_model", "matmul_floor"
+  )
   if have_torch:
     report["latency_vs_torch"] = turns.paired_ratio(one, "saved_model", "torch")
     report["floor_vs_torch"] = turns.paired_ratio(one, "matmul_floor", "torch")
-    report["throughput_vs_torch"] = turns.paired_ratio(many, "torch", "saved_model")
+    report["throughput_vs_torch"] = turns.paired_ratio(
+        many, "torch", "saved_model"
+    )
   if JSON.value:
     print(json.dumps(report, sort_keys=True))
     return
   ours, floor = report["saved_model"], report["matmul_floor"]
   print(f"CPU: {report['cpu_description']}")
-  print(f"{PRECISION.value} serving SavedModel (raw text, tokenisation "
-        f"included), seq {seq}: "
-        f"batch 1 latency {ours['latency_ms']:.1f} ms (median of {REPEATS.value}), "
-        f"batch {batch} throughput {ours['throughput_per_s']:.1f} examples/s")
-  print(f"its {PRECISION.value} matrix products alone "
-        f"({'XLA' if floor['xla'] else 'TF kernels, no XLA'}): batch 1 "
-        f"{floor['latency_ms']:.1f} ms; the SavedModel takes "
-        f"{report['saved_model_vs_floor']:.2f}x of it")
+  print(
+      f"{PRECISION.value} serving SavedModel (raw text, tokenisation "
+      f"included), seq {seq}: "
+      f"batch 1 latency {ours['latency_ms']:.1f} ms (median of {REPEATS.value}), "
+      f"batch {batch} throughput {ours['throughput_per_s']:.1f} examples/s"
+  )
+  print(
+      f"its {PRECISION.value} matrix products alone "
+      f"({'XLA' if floor['xla'] else 'TF kernels, no XLA'}): batch 1 "
+      f"{floor['latency_ms']:.1f} ms; the SavedModel takes "
+      f"{report['saved_model_vs_floor']:.2f}x of it"
+  )
   if have_torch:
     t = report["torch"]
-    autocast = ("" if t["autocast"] == "none"
-                else f", autocast {t['autocast']}")
-    print(f"transformers AlbertModel (token ids, no tokenisation, "
-          f"{t['threads']} threads{autocast}): batch 1 {t['latency_ms']:.1f} ms, "
-          f"batch {batch} {t['throughput_per_s']:.1f} examples/s")
-    print(f"latency ratio {report['latency_vs_torch']:.2f}x (matrix products "
-          f"alone {report['floor_vs_torch']:.2f}x), throughput ratio "
-          f"{report['throughput_vs_torch']:.2f}x; medians of paired rounds")
+    autocast = "" if t["autocast"] == "none" else f", autocast {t['autocast']}"
+    print(
+        f"transformers AlbertModel (token ids, no tokenisation, "
+        f"{t['threads']} threads{autocast}): batch 1 {t['latency_ms']:.1f} ms, "
+        f"batch {batch} {t['throughput_per_s']:.1f} examples/s"
+    )
+    print(
+        f"latency ratio {report['latency_vs_torch']:.2f}x (matrix products "
+        f"alone {report['floor_vs_torch']:.2f}x), throughput ratio "
+        f"{report['throughput_vs_torch']:.2f}x; medians of paired rounds"
+    )
   if note:
     print(note)
 

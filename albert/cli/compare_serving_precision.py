@@ -19,17 +19,18 @@ import sys
 import tempfile
 
 
-from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 
 from albert import cli
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Trained model directory.")
-CHECKPOINT = flags.DEFINE_string("checkpoint", None,
-                                 "Checkpoint (default: latest in --model_dir).")
+CHECKPOINT = flags.DEFINE_string(
+    "checkpoint", None, "Checkpoint (default: latest in --model_dir)."
+)
 SPM = flags.DEFINE_string("spm_model_file", None, "Its SentencePiece model.")
-TEXT = flags.DEFINE_string("text_file", None,
-                           "Held-out text, one sentence or paragraph a line.")
+TEXT = flags.DEFINE_string(
+    "text_file", None, "Held-out text, one sentence or paragraph a line."
+)
 NUM = flags.DEFINE_integer("num_sentences", 200, "Lines to compare.")
 SEQ = flags.DEFINE_integer("seq_length", 128, "Packed input length.")
 JSON = flags.DEFINE_bool("json", False, "Print one JSON object.")
@@ -59,19 +60,30 @@ def mask_middle_word(line: str) -> str:
 
 def compare(serving_a, serving_b, lines, batch_size=16):
   """(top-1 agreement, [cosine per line]) of two serving SavedModels."""
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import numpy as np
+  import tensorflow as tf
+
   agree, cosines = 0, []
   for start in range(0, len(lines), batch_size):
-    chunk = lines[start:start + batch_size]
+    chunk = lines[start : start + batch_size]
     masked = tf.constant([mask_middle_word(line) for line in chunk])
-    top = [m.signatures["fill_mask"](text=masked)["top_k_ids"][:, 0, 0].numpy()
-           for m in (serving_a, serving_b)]
+    top = [
+        m.signatures["fill_mask"](text=masked)["top_k_ids"][:, 0, 0].numpy()
+        for m in (serving_a, serving_b)
+    ]
     agree += int(np.sum(top[0] == top[1]))
-    pooled = [m.signatures["serving_default"](text=tf.constant(chunk))[
-        "pooled_output"].numpy().astype(np.float64) for m in (serving_a, serving_b)]
+    pooled = [
+        m.signatures["serving_default"](text=tf.constant(chunk))[
+            "pooled_output"
+        ]
+        .numpy()
+        .astype(np.float64)
+        for m in (serving_a, serving_b)
+    ]
     dots = np.sum(pooled[0] * pooled[1], axis=1)
-    norms = np.linalg.norm(pooled[0], axis=1) * np.linalg.norm(pooled[1], axis=1)
+    norms = np.linalg.norm(pooled[0], axis=1) * np.linalg.norm(
+        pooled[1], axis=1
+    )
     cosines.extend((dots / np.maximum(norms, 1e-30)).tolist())
   return agree / len(lines), cosines
 
@@ -82,11 +94,14 @@ def main(argv):
     if not flag.value:
       sys.exit(f"compare_serving_precision: --{flag.name} is required")
   if NUM.value < 1:
-    sys.exit(f"compare_serving_precision: --num_sentences={NUM.value} must be "
-             ">= 1")
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from albert.serving import exporter  # pylint: disable=g-import-not-at-top
-  from albert import model_dir  # pylint: disable=g-import-not-at-top
+    sys.exit(
+        f"compare_serving_precision: --num_sentences={NUM.value} must be "
+        ">= 1"
+    )
+  import tensorflow as tf
+  from albert.serving import exporter
+  from albert import model_dir
+
   try:
     lines = held_out_lines(TEXT.value, NUM.value)
     if not lines:
@@ -95,27 +110,39 @@ def main(argv):
       loaded = {}
       for precision in ("float32", "bfloat16"):
         pretrainer, _ = model_dir.load_pretrainer(
-            MODEL_DIR.value, CHECKPOINT.value, precision=precision)
+            MODEL_DIR.value, CHECKPOINT.value, precision=precision
+        )
         out = os.path.join(tmp, precision)
-        exporter.export(pretrainer, spm_model_file=SPM.value, export_dir=out,
-                        seq_length=SEQ.value)
+        exporter.export(
+            pretrainer,
+            spm_model_file=SPM.value,
+            export_dir=out,
+            seq_length=SEQ.value,
+        )
         loaded[precision] = tf.saved_model.load(os.path.join(out, "serving"))
       agreement, cosines = compare(loaded["float32"], loaded["bfloat16"], lines)
   except (OSError, ValueError, tf.errors.OpError) as e:
     sys.exit(f"compare_serving_precision: {str(e).strip().splitlines()[0]}")
-  report = {"sentences": len(lines), "top1_agreement": agreement,
-            "min_cosine": min(cosines),
-            "mean_cosine": sum(cosines) / len(cosines)}
-  passed = (agreement >= MIN_TOP1_AGREEMENT and report["min_cosine"] >= MIN_COSINE)
+  report = {
+      "sentences": len(lines),
+      "top1_agreement": agreement,
+      "min_cosine": min(cosines),
+      "mean_cosine": sum(cosines) / len(cosines),
+  }
+  passed = (
+      agreement >= MIN_TOP1_AGREEMENT and report["min_cosine"] >= MIN_COSINE
+  )
   report["passed"] = passed
   if JSON.value:
     print(json.dumps(report, sort_keys=True))
   else:
-    print(f"bfloat16 vs float32 serving on {len(lines)} held-out lines: "
-          f"fill_mask top-1 agreement {agreement:.1%} (bar "
-          f"{MIN_TOP1_AGREEMENT:.0%}), pooled_output cosine min "
-          f"{report['min_cosine']:.5f} mean {report['mean_cosine']:.5f} "
-          f"(bar {MIN_COSINE})")
+    print(
+        f"bfloat16 vs float32 serving on {len(lines)} held-out lines: "
+        f"fill_mask top-1 agreement {agreement:.1%} (bar "
+        f"{MIN_TOP1_AGREEMENT:.0%}), pooled_output cosine min "
+        f"{report['min_cosine']:.5f} mean {report['mean_cosine']:.5f} "
+        f"(bar {MIN_COSINE})"
+    )
   if not passed:
     sys.exit("compare_serving_precision: bfloat16 serving misses the bar")
 

@@ -23,11 +23,9 @@ Errors are one line on stderr; the output directory is then not created.
 See docs/checkpoint_conversion.md.
 """
 
-import os
 import sys
 
 
-from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 from absl import logging
 import tensorflow as tf
@@ -40,33 +38,47 @@ from albert.checkpoint_conversion.errors import first_line
 FORMATS = ("original", "huggingface")
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("from", None, FORMATS,
-                  "Convert from this format into a model directory of ours.")
-flags.DEFINE_enum("to", None, FORMATS,
-                  "Convert a model directory of ours into this format.")
+flags.DEFINE_enum(
+    "from",
+    None,
+    FORMATS,
+    "Convert from this format into a model directory of ours.",
+)
+flags.DEFINE_enum(
+    "to", None, FORMATS, "Convert a model directory of ours into this format."
+)
 flags.DEFINE_string(
-    "checkpoint", None,
+    "checkpoint",
+    None,
     "Input: the TF1 checkpoint prefix (--from=original), the transformers "
     "model directory (--from=huggingface), or our model directory or a "
-    "ckpt-N in it (--to).")
+    "ckpt-N in it (--to).",
+)
 flags.DEFINE_string(
-    "albert_config", None,
+    "albert_config",
+    None,
     "--from=original: the checkpoint's albert_config.json (default: the one "
-    "beside the checkpoint).")
-flags.DEFINE_string("output_dir", None,
-                    "Directory to create; must not exist or be empty.")
+    "beside the checkpoint).",
+)
+flags.DEFINE_string(
+    "output_dir", None, "Directory to create; must not exist or be empty."
+)
 flags.DEFINE_bool(
-    "optimizer_slots", False,
+    "optimizer_slots",
+    False,
     "Original format only: also convert the adam_m/adam_v slots (LAMB's m "
-    "and v) and global_step, to resume pretraining.")
+    "and v) and global_step, to resume pretraining.",
+)
 
 
 def convert() -> str:
   """Runs the conversion the flags ask for; returns what was written."""
   source, target = FLAGS["from"].value, FLAGS.to
   if (source is None) == (target is None):
-    raise ConversionError("give exactly one of --from=original|huggingface "
-                          "or --to=original|huggingface")
+    raise ConversionError(
+        "give exactly one of --from=original|huggingface "
+        "or --to=original|huggingface"
+    )
   if not FLAGS.checkpoint:
     raise ConversionError("--checkpoint is required (the input to convert)")
   if not FLAGS.output_dir:
@@ -74,18 +86,23 @@ def convert() -> str:
   if FLAGS.albert_config and source != "original":
     raise ConversionError("--albert_config is read with --from=original only")
   if FLAGS.optimizer_slots and "original" not in (source, target):
-    raise ConversionError("--optimizer_slots needs the original format "
-                          "(Hugging Face checkpoints hold no optimizer state)")
+    raise ConversionError(
+        "--optimizer_slots needs the original format "
+        "(Hugging Face checkpoints hold no optimizer state)"
+    )
   common = dict(checkpoint=FLAGS.checkpoint, output_dir=FLAGS.output_dir)
   if source == "original":
-    return converter.from_original(albert_config=FLAGS.albert_config,
-                                   optimizer_slots=FLAGS.optimizer_slots,
-                                   **common)
+    return converter.from_original(
+        albert_config=FLAGS.albert_config,
+        optimizer_slots=FLAGS.optimizer_slots,
+        **common,
+    )
   if source == "huggingface":
     return converter.from_huggingface(**common)
   if target == "original":
-    return converter.to_original(optimizer_slots=FLAGS.optimizer_slots,
-                                 **common)
+    return converter.to_original(
+        optimizer_slots=FLAGS.optimizer_slots, **common
+    )
   return converter.to_huggingface(**common)
 
 

@@ -24,7 +24,6 @@ import sys
 import time
 
 
-from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 
 from albert import cli
@@ -34,8 +33,9 @@ WORK_DIR = flags.DEFINE_string("work_dir", "demo_out", "Where everything goes.")
 TRAIN_STEPS = flags.DEFINE_integer("train_steps", 1500, "Pretraining steps.")
 VOCAB_SIZE = flags.DEFINE_integer("vocab_size", 8000, "SentencePiece pieces.")
 DUPE_FACTOR = flags.DEFINE_integer("dupe_factor", 5, "Passes over the text.")
-CORPUS_MB = flags.DEFINE_float("corpus_mb", None,
-                               "Cap the sample corpus (default: all of it).")
+CORPUS_MB = flags.DEFINE_float(
+    "corpus_mb", None, "Cap the sample corpus (default: all of it)."
+)
 EVAL_EVERY = 20  # every 20th document is held out for evaluation
 FILL_MASK_TEXT = "Return a new [MASK] containing the items of the list."
 
@@ -53,9 +53,10 @@ def _split_documents(corpus, train_path, eval_path):
   """Every EVAL_EVERY-th document goes to the held-out eval text."""
   with open(corpus, encoding="utf-8") as f:
     documents = [d for d in f.read().split("\n\n") if d.strip()]
-  for path, docs in ((train_path, [d for i, d in enumerate(documents)
-                                   if i % EVAL_EVERY]),
-                     (eval_path, documents[::EVAL_EVERY])):
+  for path, docs in (
+      (train_path, [d for i, d in enumerate(documents) if i % EVAL_EVERY]),
+      (eval_path, documents[::EVAL_EVERY]),
+  ):
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
       f.write("\n\n".join(d.strip("\n") for d in docs) + "\n")
@@ -74,48 +75,88 @@ def main(argv):
   spm_prefix = os.path.join(work, "spm")
   if not os.path.exists(corpus):
     cap = [f"--max_mb={CORPUS_MB.value}"] if CORPUS_MB.value else []
-    _run([py, "tools/make_sample_corpus.py", f"--output={corpus}", *cap],
-         "1/6 sample corpus from the standard library's docstrings")
+    _run(
+        [py, "tools/make_sample_corpus.py", f"--output={corpus}", *cap],
+        "1/6 sample corpus from the standard library's docstrings",
+    )
   if not os.path.exists(eval_text):
     n = _split_documents(corpus, train_text, eval_text)
     print(f"   {n} documents: every {EVAL_EVERY}th held out in {eval_text}")
   if not os.path.exists(spm_prefix + ".model"):
-    _run([py, "tools/train_sentencepiece.py", f"--input={train_text}",
-          f"--model_prefix={spm_prefix}", f"--vocab_size={VOCAB_SIZE.value}"],
-         "2/6 SentencePiece vocabulary")
+    _run(
+        [
+            py,
+            "tools/train_sentencepiece.py",
+            f"--input={train_text}",
+            f"--model_prefix={spm_prefix}",
+            f"--vocab_size={VOCAB_SIZE.value}",
+        ],
+        "2/6 SentencePiece vocabulary",
+    )
   for split, text in (("train", train_text), ("eval", eval_text)):
     output = os.path.join(work, "data", f"{split}.tfrecord")
     if not os.path.exists(os.path.join(work, "data", f"{split}.manifest.json")):
-      _run([py, "tools/create_pretraining_data.py", f"--input_file={text}",
-            f"--output_file={output}", f"--spm_model_file={spm_prefix}.model",
-            "--max_seq_length=128", "--max_predictions_per_seq=20",
-            f"--dupe_factor={DUPE_FACTOR.value}",
-            "--num_output_shards=1",
-            f"--manifest_file={os.path.join(work, 'data', split + '.manifest.json')}"],
-           f"3/6 pretraining data ({split})")
+      _run(
+          [
+              py,
+              "tools/create_pretraining_data.py",
+              f"--input_file={text}",
+              f"--output_file={output}",
+              f"--spm_model_file={spm_prefix}.model",
+              "--max_seq_length=128",
+              "--max_predictions_per_seq=20",
+              f"--dupe_factor={DUPE_FACTOR.value}",
+              "--num_output_shards=1",
+              f"--manifest_file={os.path.join(work, 'data', split + '.manifest.json')}",
+          ],
+          f"3/6 pretraining data ({split})",
+      )
   model_dir = os.path.join(work, "model")
-  _run([py, "-m", "albert.run_pretraining", "--gin_file=gin/tiny.gin",
-        "--gin_file=gin/demo.gin", f"--model_dir={model_dir}",
-        f"--gin_param=AlbertConfig.vocab_size={VOCAB_SIZE.value}",
-        f"--gin_param=TRAIN_STEPS={TRAIN_STEPS.value}",
-        f"--gin_param=PretrainTask.train_file_pattern="
-        f"'{os.path.join(work, 'data', 'train*.tfrecord*')}'",
-        f"--gin_param=PretrainTask.eval_file_pattern="
-        f"'{os.path.join(work, 'data', 'eval*.tfrecord*')}'"],
-       "4/6 pretraining ALBERT (gin/tiny.gin + gin/demo.gin) on CPU")
+  _run(
+      [
+          py,
+          "-m",
+          "albert.run_pretraining",
+          "--gin_file=gin/tiny.gin",
+          "--gin_file=gin/demo.gin",
+          f"--model_dir={model_dir}",
+          f"--gin_param=AlbertConfig.vocab_size={VOCAB_SIZE.value}",
+          f"--gin_param=TRAIN_STEPS={TRAIN_STEPS.value}",
+          f"--gin_param=PretrainTask.train_file_pattern="
+          f"'{os.path.join(work, 'data', 'train*.tfrecord*')}'",
+          f"--gin_param=PretrainTask.eval_file_pattern="
+          f"'{os.path.join(work, 'data', 'eval*.tfrecord*')}'",
+      ],
+      "4/6 pretraining ALBERT (gin/tiny.gin + gin/demo.gin) on CPU",
+  )
   export_dir = os.path.join(work, "export")
   if os.path.exists(export_dir):
     shutil.rmtree(export_dir)  # the model may have trained further
-  _run([py, "-m", "albert.run_export", f"--model_dir={model_dir}",
-        f"--spm_model_file={spm_prefix}.model", f"--export_dir={export_dir}"],
-       "5/6 SavedModels for serving")
-  _run([py, "tools/query_saved_model.py",
-        f"--saved_model={os.path.join(export_dir, 'serving')}",
-        f"--fill_mask={FILL_MASK_TEXT}"],
-       "6/6 fill_mask from the exported SavedModel in a fresh process")
-  print(f"\nDone. Checkpoints, TensorBoard logs and operative_config.gin are in "
-        f"{model_dir}\n  tensorboard --logdir {model_dir}\n"
-        f"SavedModels (encoder, preprocessing, serving) are in {export_dir}")
+  _run(
+      [
+          py,
+          "-m",
+          "albert.run_export",
+          f"--model_dir={model_dir}",
+          f"--spm_model_file={spm_prefix}.model",
+          f"--export_dir={export_dir}",
+      ],
+      "5/6 SavedModels for serving",
+  )
+  _run(
+      [
+          py,
+          "tools/query_saved_model.py",
+          f"--saved_model={os.path.join(export_dir, 'serving')}",
+          f"--fill_mask={FILL_MASK_TEXT}",
+      ],
+      "6/6 fill_mask from the exported SavedModel in a fresh process",
+  )
+  print(
+      f"\nDone. Checkpoints, TensorBoard logs and operative_config.gin are in "
+      f"{model_dir}\n  tensorboard --logdir {model_dir}\n"
+      f"SavedModels (encoder, preprocessing, serving) are in {export_dir}"
+  )
 
 
 def run():

@@ -10,7 +10,6 @@ import os
 import sys
 
 
-from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 from absl import logging
 
@@ -19,8 +18,9 @@ from albert.pretraining_data import sample_corpus
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "sample_corpus.txt", "Corpus file to write.")
-flags.DEFINE_float("max_mb", None,
-                   "Stop before this many MB (whole documents only).")
+flags.DEFINE_float(
+    "max_mb", None, "Stop before this many MB (whole documents only)."
+)
 
 
 def main(argv):
@@ -30,12 +30,17 @@ def main(argv):
     sys.exit(f"make_sample_corpus: error: max_mb={FLAGS.max_mb} must be > 0")
   directory = os.path.dirname(os.path.abspath(FLAGS.output))
   if not os.path.isdir(directory):
-    sys.exit(f"make_sample_corpus: error: directory {directory} does not "
-             "exist")
+    sys.exit(
+        f"make_sample_corpus: error: directory {directory} does not " "exist"
+    )
   max_bytes = None if FLAGS.max_mb is None else int(FLAGS.max_mb * 1e6)
   size = sample_corpus.write_sample_corpus(FLAGS.output, max_bytes)
-  logging.info("Wrote %s: %.2f MB from the docs of %s", FLAGS.output,
-               size / 1e6, sample_corpus.stdlib_dir())
+  logging.info(
+      "Wrote %s: %.2f MB from the docs of %s",
+      FLAGS.output,
+      size / 1e6,
+      sample_corpus.stdlib_dir(),
+  )
 
 
 def run():

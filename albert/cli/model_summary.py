@@ -7,7 +7,6 @@ The counts come from the real Keras model built on CPU, not from a formula.
 """
 
 import json
-import os
 import sys
 from typing import Dict, Sequence
 
@@ -20,19 +19,27 @@ from official.config import gin_files
 
 
 FLAGS = flags.DEFINE_multi_string(
-    "gin_file", [], "Gin files, layered in order (e.g. gin/base.gin).")
+    "gin_file", [], "Gin files, layered in order (e.g. gin/base.gin)."
+)
 PARAMS = flags.DEFINE_multi_string(
-    "gin_param", [], "Extra gin bindings, e.g. 'AlbertConfig.num_layers=4'.")
-JSON = flags.DEFINE_bool("json", False, "Print one JSON object instead of a table.")
+    "gin_param", [], "Extra gin bindings, e.g. 'AlbertConfig.num_layers=4'."
+)
+JSON = flags.DEFINE_bool(
+    "json", False, "Print one JSON object instead of a table."
+)
 
 
 def _table(config, counts: Dict[str, int]) -> str:
   rows = [
       ("embeddings (V*E + pos + type + LN + E->H)", "embedding_params"),
-      (f"attention ({counts['attention_weight_sets']} weight set(s))",
-       "attention_params"),
-      (f"feed-forward ({counts['ffn_weight_sets']} weight set(s))",
-       "ffn_params"),
+      (
+          f"attention ({counts['attention_weight_sets']} weight set(s))",
+          "attention_params",
+      ),
+      (
+          f"feed-forward ({counts['ffn_weight_sets']} weight set(s))",
+          "ffn_params",
+      ),
       ("pooler", "pooler_params"),
       ("backbone total", "backbone_params"),
       ("masked-LM head (tied embeddings)", "masked_lm_head_params"),
@@ -53,13 +60,15 @@ def _table(config, counts: Dict[str, int]) -> str:
 def main(argv: Sequence[str]) -> None:
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-  from albert.modeling.config import AlbertConfig  # pylint: disable=g-import-not-at-top
+  from albert.modeling.config import AlbertConfig
+
   try:
     gin_files.parse_gin(FLAGS.value, PARAMS.value, search_paths=[REPO_ROOT])
     config = AlbertConfig()
   except ValueError as e:
     sys.exit(f"model_summary: {str(e).splitlines()[0]}")
-  from albert.modeling.parameter_counts import parameter_counts  # pylint: disable=g-import-not-at-top
+  from albert.modeling.parameter_counts import parameter_counts
+
   counts = parameter_counts(config)
   if JSON.value:
     print(json.dumps({"config": config.to_dict(), **counts}, sort_keys=True))

@@ -9,17 +9,18 @@ Imports only TensorFlow and TensorFlow Text, as a serving process would.
 
 import sys
 
-from absl import app
 from absl import flags
 import tensorflow as tf
-import tensorflow_text  # pylint: disable=unused-import  (registers the ops)
+import tensorflow_text  # noqa: F401 (registers the ops)
 
 from albert import cli
 
-SAVED_MODEL = flags.DEFINE_string("saved_model", None,
-                                  "The `serving` SavedModel directory.")
-FILL_MASK = flags.DEFINE_multi_string("fill_mask", [],
-                                      "Text with [MASK]s to fill.")
+SAVED_MODEL = flags.DEFINE_string(
+    "saved_model", None, "The `serving` SavedModel directory."
+)
+FILL_MASK = flags.DEFINE_multi_string(
+    "fill_mask", [], "Text with [MASK]s to fill."
+)
 FIRST = flags.DEFINE_string("first", None, "First segment (sentence_order).")
 SECOND = flags.DEFINE_string("second", None, "Second segment (sentence_order).")
 
@@ -31,8 +32,10 @@ def main(argv):
   try:
     model = tf.saved_model.load(SAVED_MODEL.value)
   except (OSError, ValueError, tf.errors.OpError) as e:
-    sys.exit(f"query_saved_model: cannot load {SAVED_MODEL.value}: "
-             f"{str(e).strip().splitlines()[0]}")
+    sys.exit(
+        f"query_saved_model: cannot load {SAVED_MODEL.value}: "
+        f"{str(e).strip().splitlines()[0]}"
+    )
   if FILL_MASK.value:
     out = model.signatures["fill_mask"](text=tf.constant(FILL_MASK.value))
     for i, text in enumerate(FILL_MASK.value):
@@ -41,15 +44,21 @@ def main(argv):
         if position < 0:
           continue
         answers = ", ".join(
-            f"{t.decode()} ({s:.3f})" for t, s in zip(
+            f"{t.decode()} ({s:.3f})"
+            for t, s in zip(
                 out["top_k_tokens"][i, m].numpy(),
-                out["top_k_scores"][i, m].numpy()))
+                out["top_k_scores"][i, m].numpy(),
+            )
+        )
         print(f"  [MASK] at token {position}: {answers}")
   if FIRST.value is not None and SECOND.value is not None:
-    out = model.signatures["sentence_order"](first=tf.constant([FIRST.value]),
-                                             second=tf.constant([SECOND.value]))
-    print(f"sentence_order: P(in order) = "
-          f"{float(out['in_order_probability'][0]):.3f}")
+    out = model.signatures["sentence_order"](
+        first=tf.constant([FIRST.value]), second=tf.constant([SECOND.value])
+    )
+    print(
+        f"sentence_order: P(in order) = "
+        f"{float(out['in_order_probability'][0]):.3f}"
+    )
 
 
 def run():

@@ -33,19 +33,23 @@ class AttentionBlock(tf_keras.layers.Layer):
     [B, T, H] float32.
   """
 
-  def __init__(self,
-               *,
-               hidden_size: int,
-               num_heads: int,
-               initializer_range: float = 0.02,
-               dropout_rate: float = 0.0,
-               attention_dropout_rate: float = 0.0,
-               layer_norm_epsilon: float = 1e-12,
-               **kwargs):
+  def __init__(
+      self,
+      *,
+      hidden_size: int,
+      num_heads: int,
+      initializer_range: float = 0.02,
+      dropout_rate: float = 0.0,
+      attention_dropout_rate: float = 0.0,
+      layer_norm_epsilon: float = 1e-12,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     if hidden_size % num_heads:
-      raise ValueError(f"hidden_size={hidden_size} must be divisible by "
-                       f"num_heads={num_heads}")
+      raise ValueError(
+          f"hidden_size={hidden_size} must be divisible by "
+          f"num_heads={num_heads}"
+      )
     self.hidden_size = hidden_size
     self.num_heads = num_heads
     self.initializer_range = initializer_range
@@ -58,19 +62,24 @@ class AttentionBlock(tf_keras.layers.Layer):
       return tf_keras.layers.Dense(
           hidden_size,
           kernel_initializer=tf_keras.initializers.TruncatedNormal(
-              stddev=initializer_range),
-          name=name)
+              stddev=initializer_range
+          ),
+          name=name,
+      )
+
     self.query = dense("query")
     self.key = dense("key")
     self.value = dense("value")
     self.output_dense = dense("output_dense")
     self.attention_dropout = tf_keras.layers.Dropout(
-        attention_dropout_rate, name="attention_dropout")
-    self.output_dropout = tf_keras.layers.Dropout(dropout_rate,
-                                                  name="output_dropout")
+        attention_dropout_rate, name="attention_dropout"
+    )
+    self.output_dropout = tf_keras.layers.Dropout(
+        dropout_rate, name="output_dropout"
+    )
     self.layer_norm = tf_keras.layers.LayerNormalization(
-        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32,
-        name="layer_norm")
+        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32, name="layer_norm"
+    )
 
   def _split_heads(self, x):
     batch, length = tf.shape(x)[0], tf.shape(x)[1]
@@ -90,19 +99,21 @@ class AttentionBlock(tf_keras.layers.Layer):
     context = tf.einsum("bnts,bnsd->bntd", probs, v)  # [B, N, T, D]
     context = tf.transpose(context, [0, 2, 1, 3])
     context = tf.reshape(
-        context, [tf.shape(context)[0], tf.shape(context)[1],
-                  self.hidden_size])  # [B, T, N, D] -> [B, T, H]
+        context, [tf.shape(context)[0], tf.shape(context)[1], self.hidden_size]
+    )  # [B, T, N, D] -> [B, T, H]
     out = self.output_dropout(self.output_dense(context), training=training)
     return self.layer_norm(tf.cast(x, tf.float32) + tf.cast(out, tf.float32))
 
   def get_config(self):
     config = super().get_config()
-    config.update({
-        "hidden_size": self.hidden_size,
-        "num_heads": self.num_heads,
-        "initializer_range": self.initializer_range,
-        "dropout_rate": self.dropout_rate,
-        "attention_dropout_rate": self.attention_dropout_rate,
-        "layer_norm_epsilon": self.layer_norm_epsilon,
-    })
+    config.update(
+        {
+            "hidden_size": self.hidden_size,
+            "num_heads": self.num_heads,
+            "initializer_range": self.initializer_range,
+            "dropout_rate": self.dropout_rate,
+            "attention_dropout_rate": self.attention_dropout_rate,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }
+    )
     return config

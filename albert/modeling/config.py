@@ -68,6 +68,7 @@ class AlbertConfig:
     initializer_range: stddev of the truncated-normal initialiser.
     layer_norm_epsilon: LayerNorm epsilon.
   """
+
   vocab_size: int = 30000
   embedding_size: int = 128
   hidden_size: int = 768
@@ -86,25 +87,40 @@ class AlbertConfig:
   layer_norm_epsilon: float = 1e-12
 
   def __post_init__(self):
-    for name in ("vocab_size", "embedding_size", "hidden_size", "num_layers",
-                 "num_heads", "intermediate_size", "num_hidden_groups",
-                 "inner_group_num", "max_position_embeddings",
-                 "type_vocab_size"):
+    for name in (
+        "vocab_size",
+        "embedding_size",
+        "hidden_size",
+        "num_layers",
+        "num_heads",
+        "intermediate_size",
+        "num_hidden_groups",
+        "inner_group_num",
+        "max_position_embeddings",
+        "type_vocab_size",
+    ):
       value = getattr(self, name)
       if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name}={value!r} must be a positive integer")
     if self.hidden_size % self.num_heads:
-      raise ValueError(f"hidden_size={self.hidden_size} must be divisible by "
-                       f"num_heads={self.num_heads}")
+      raise ValueError(
+          f"hidden_size={self.hidden_size} must be divisible by "
+          f"num_heads={self.num_heads}"
+      )
     if self.num_hidden_groups > self.num_layers:
-      raise ValueError(f"num_hidden_groups={self.num_hidden_groups} must be <= "
-                       f"num_layers={self.num_layers}")
+      raise ValueError(
+          f"num_hidden_groups={self.num_hidden_groups} must be <= "
+          f"num_layers={self.num_layers}"
+      )
     if self.sharing not in SHARING_MODES:
-      raise ValueError(f"sharing={self.sharing!r} is not one of "
-                       f"{SHARING_MODES}")
+      raise ValueError(
+          f"sharing={self.sharing!r} is not one of " f"{SHARING_MODES}"
+      )
     if self.hidden_act not in activations.ACTIVATION_NAMES:
-      raise ValueError(f"hidden_act={self.hidden_act!r} is not one of "
-                       f"{activations.ACTIVATION_NAMES}")
+      raise ValueError(
+          f"hidden_act={self.hidden_act!r} is not one of "
+          f"{activations.ACTIVATION_NAMES}"
+      )
     for name in ("dropout_rate", "attention_dropout_rate"):
       value = getattr(self, name)
       if not 0.0 <= value < 1.0:
@@ -149,8 +165,10 @@ class AlbertConfig:
         kwargs[_JSON_NAMES[key]] = value
       elif key in _JSON_FIXED:
         if value != _JSON_FIXED[key]:
-          raise ValueError(f"{key}={value!r} is not supported (only "
-                           f"{_JSON_FIXED[key]!r})")
+          raise ValueError(
+              f"{key}={value!r} is not supported (only "
+              f"{_JSON_FIXED[key]!r})"
+          )
       elif key in _JSON_EXTRA:
         kwargs[key] = value
       else:
@@ -164,8 +182,13 @@ class AlbertConfig:
     data = {key: fields[field] for key, field in _JSON_NAMES.items()}
     data.update(_JSON_FIXED)
     defaults = {f.name: f.default for f in dataclasses.fields(self)}
-    data.update({key: fields[key] for key in _JSON_EXTRA
-                 if fields[key] != defaults[key]})
+    data.update(
+        {
+            key: fields[key]
+            for key in _JSON_EXTRA
+            if fields[key] != defaults[key]
+        }
+    )
     return data
 
   @classmethod
@@ -186,5 +209,6 @@ class AlbertConfig:
   def to_json_file(self, path: str) -> None:
     """Writes an `albert_config.json` atomically (temporary name, rename)."""
     atomic_write.write_atomic(
-        path, json.dumps(self.to_original_dict(), indent=2, sort_keys=True) +
-        "\n")
+        path,
+        json.dumps(self.to_original_dict(), indent=2, sort_keys=True) + "\n",
+    )

@@ -29,17 +29,19 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
     [B, T, H] embeddings in the layer's compute dtype.
   """
 
-  def __init__(self,
-               *,
-               vocab_size: int,
-               embedding_size: int,
-               hidden_size: int,
-               max_position_embeddings: int = 512,
-               type_vocab_size: int = 2,
-               initializer_range: float = 0.02,
-               dropout_rate: float = 0.0,
-               layer_norm_epsilon: float = 1e-12,
-               **kwargs):
+  def __init__(
+      self,
+      *,
+      vocab_size: int,
+      embedding_size: int,
+      hidden_size: int,
+      max_position_embeddings: int = 512,
+      type_vocab_size: int = 2,
+      initializer_range: float = 0.02,
+      dropout_rate: float = 0.0,
+      layer_norm_epsilon: float = 1e-12,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     self.vocab_size = vocab_size
     self.embedding_size = embedding_size
@@ -51,14 +53,16 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
     self.layer_norm_epsilon = layer_norm_epsilon
     # LayerNorm runs in float32 under mixed precision.
     self.layer_norm = tf_keras.layers.LayerNormalization(
-        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32,
-        name="layer_norm")
+        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32, name="layer_norm"
+    )
     self.dropout = tf_keras.layers.Dropout(dropout_rate, name="dropout")
     self.embedding_projection = tf_keras.layers.Dense(
         hidden_size,
         kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=initializer_range),
-        name="embedding_projection")
+            stddev=initializer_range
+        ),
+        name="embedding_projection",
+    )
 
   def build(self, input_shape=None):
     def table(name, rows):
@@ -66,13 +70,17 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
           name=name,
           shape=[rows, self.embedding_size],
           initializer=tf_keras.initializers.TruncatedNormal(
-              stddev=self.initializer_range),
+              stddev=self.initializer_range
+          ),
           dtype=self.variable_dtype,
           # Plain float32 reads: lookups and sums stay in full precision.
-          experimental_autocast=False)
+          experimental_autocast=False,
+      )
+
     self.word_embeddings = table("word_embeddings", self.vocab_size)
-    self.position_embeddings = table("position_embeddings",
-                                     self.max_position_embeddings)
+    self.position_embeddings = table(
+        "position_embeddings", self.max_position_embeddings
+    )
     self.type_embeddings = table("type_embeddings", self.type_vocab_size)
     super().build(input_shape)
 
@@ -81,17 +89,22 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
     if seq_length is not None and seq_length > self.max_position_embeddings:
       raise ValueError(
           f"sequence length {seq_length} exceeds max_position_embeddings="
-          f"{self.max_position_embeddings}")
+          f"{self.max_position_embeddings}"
+      )
     dynamic_length = tf.shape(input_word_ids)[1]
     tf.debugging.assert_less_equal(
-        dynamic_length, self.max_position_embeddings,
+        dynamic_length,
+        self.max_position_embeddings,
         message=f"sequence length exceeds max_position_embeddings="
-        f"{self.max_position_embeddings}")
+        f"{self.max_position_embeddings}",
+    )
     # The tables are not autocast: lookups and the sum stay in float32.
-    words = tf.gather(self.word_embeddings,
-                      input_word_ids)  # [B, T] -> [B, T, E]
-    types = tf.gather(self.type_embeddings,
-                      input_type_ids)  # [B, T] -> [B, T, E]
+    words = tf.gather(
+        self.word_embeddings, input_word_ids
+    )  # [B, T] -> [B, T, E]
+    types = tf.gather(
+        self.type_embeddings, input_type_ids
+    )  # [B, T] -> [B, T, E]
     positions = self.position_embeddings[:dynamic_length]  # [T, E]
     x = words + types + positions[tf.newaxis]
     x = self.layer_norm(x)
@@ -100,14 +113,16 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
 
   def get_config(self):
     config = super().get_config()
-    config.update({
-        "vocab_size": self.vocab_size,
-        "embedding_size": self.embedding_size,
-        "hidden_size": self.hidden_size,
-        "max_position_embeddings": self.max_position_embeddings,
-        "type_vocab_size": self.type_vocab_size,
-        "initializer_range": self.initializer_range,
-        "dropout_rate": self.dropout_rate,
-        "layer_norm_epsilon": self.layer_norm_epsilon,
-    })
+    config.update(
+        {
+            "vocab_size": self.vocab_size,
+            "embedding_size": self.embedding_size,
+            "hidden_size": self.hidden_size,
+            "max_position_embeddings": self.max_position_embeddings,
+            "type_vocab_size": self.type_vocab_size,
+            "initializer_range": self.initializer_range,
+            "dropout_rate": self.dropout_rate,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }
+    )
     return config

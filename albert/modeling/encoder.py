@@ -28,8 +28,11 @@ class AlbertEncoder(tf_keras.Model):
   """
 
   def __init__(self, *, name: str = "albert_encoder", **config_kwargs):
-    keras_kwargs = {k: config_kwargs.pop(k) for k in ("dtype", "trainable")
-                    if k in config_kwargs}
+    keras_kwargs = {
+        k: config_kwargs.pop(k)
+        for k in ("dtype", "trainable")
+        if k in config_kwargs
+    }
     super().__init__(name=name, **keras_kwargs)
     self.config = AlbertConfig.explicit(**config_kwargs)
     c = self.config
@@ -42,7 +45,8 @@ class AlbertEncoder(tf_keras.Model):
         initializer_range=c.initializer_range,
         dropout_rate=c.dropout_rate,
         layer_norm_epsilon=c.layer_norm_epsilon,
-        name="embeddings")
+        name="embeddings",
+    )
     self.transformer = SharedTransformerBlock(
         num_layers=c.num_layers,
         hidden_size=c.hidden_size,
@@ -56,16 +60,21 @@ class AlbertEncoder(tf_keras.Model):
         dropout_rate=c.dropout_rate,
         attention_dropout_rate=c.attention_dropout_rate,
         layer_norm_epsilon=c.layer_norm_epsilon,
-        name="transformer")
+        name="transformer",
+    )
     self.pooler = tf_keras.layers.Dense(
         c.hidden_size,
         activation="tanh",
         kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=c.initializer_range),
-        name="pooler")
+            stddev=c.initializer_range
+        ),
+        name="pooler",
+    )
 
   @classmethod
-  def from_config_object(cls, config: AlbertConfig, **kwargs) -> "AlbertEncoder":
+  def from_config_object(
+      cls, config: AlbertConfig, **kwargs
+  ) -> "AlbertEncoder":
     """Builds the encoder described by an `AlbertConfig`."""
     return cls(**config.to_dict(), **kwargs)
 
@@ -74,12 +83,16 @@ class AlbertEncoder(tf_keras.Model):
     """The [V, E] word-embedding matrix (tied to the masked-LM output)."""
     return self.embeddings.word_embeddings
 
-  def dummy_inputs(self, batch_size: int = 1,
-                   seq_length: int = 2) -> Dict[str, tf.Tensor]:
+  def dummy_inputs(
+      self, batch_size: int = 1, seq_length: int = 2
+  ) -> Dict[str, tf.Tensor]:
     """All-zero inputs of the right dtypes, e.g. to build the weights."""
     zeros = tf.zeros([batch_size, seq_length], tf.int32)
-    return {"input_word_ids": zeros, "input_mask": tf.ones_like(zeros),
-            "input_type_ids": zeros}
+    return {
+        "input_word_ids": zeros,
+        "input_mask": tf.ones_like(zeros),
+        "input_type_ids": zeros,
+    }
 
   def call(self, inputs, training=None):
     word_ids = tf.cast(inputs["input_word_ids"], tf.int32)
@@ -88,8 +101,9 @@ class AlbertEncoder(tf_keras.Model):
     x = self.embeddings(word_ids, type_ids, training=training)  # [B, T, H]
     encoder_outputs = self.transformer(x, mask, training=training)
     sequence_output = encoder_outputs[-1]  # [B, T, H]
-    pooled_output = tf.cast(self.pooler(sequence_output[:, 0, :]),
-                            tf.float32)  # [B, H] -> [B, H]
+    pooled_output = tf.cast(
+        self.pooler(sequence_output[:, 0, :]), tf.float32
+    )  # [B, H] -> [B, H]
     return {
         "sequence_output": sequence_output,
         "pooled_output": pooled_output,

@@ -38,8 +38,11 @@ class EncoderWithHeads(tf_keras.Model):
     return {}
 
   def get_config(self):
-    return {"name": self.name, "encoder": self.encoder.get_config(),
-            **self.head_config()}
+    return {
+        "name": self.name,
+        "encoder": self.encoder.get_config(),
+        **self.head_config(),
+    }
 
   @classmethod
   def from_config(cls, config, custom_objects=None):

@@ -24,15 +24,17 @@ class FeedForwardBlock(tf_keras.layers.Layer):
     [B, T, H] float32 (the LayerNorm runs in float32).
   """
 
-  def __init__(self,
-               *,
-               hidden_size: int,
-               intermediate_size: int,
-               hidden_act: str = "gelu",
-               initializer_range: float = 0.02,
-               dropout_rate: float = 0.0,
-               layer_norm_epsilon: float = 1e-12,
-               **kwargs):
+  def __init__(
+      self,
+      *,
+      hidden_size: int,
+      intermediate_size: int,
+      hidden_act: str = "gelu",
+      initializer_range: float = 0.02,
+      dropout_rate: float = 0.0,
+      layer_norm_epsilon: float = 1e-12,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     self.hidden_size = hidden_size
     self.intermediate_size = intermediate_size
@@ -44,32 +46,39 @@ class FeedForwardBlock(tf_keras.layers.Layer):
         intermediate_size,
         activation=activations.get_activation(hidden_act),
         kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=initializer_range),
-        name="intermediate")
+            stddev=initializer_range
+        ),
+        name="intermediate",
+    )
     self.output_dense = tf_keras.layers.Dense(
         hidden_size,
         kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=initializer_range),
-        name="output_dense")
+            stddev=initializer_range
+        ),
+        name="output_dense",
+    )
     self.dropout = tf_keras.layers.Dropout(dropout_rate, name="dropout")
     self.layer_norm = tf_keras.layers.LayerNormalization(
-        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32,
-        name="layer_norm")
+        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32, name="layer_norm"
+    )
 
   def call(self, x, training=None):
     inner = self.intermediate(x)  # [B, T, H] -> [B, T, FFN]
-    out = self.dropout(self.output_dense(inner),
-                       training=training)  # [B, T, FFN] -> [B, T, H]
+    out = self.dropout(
+        self.output_dense(inner), training=training
+    )  # [B, T, FFN] -> [B, T, H]
     return self.layer_norm(tf.cast(x, tf.float32) + tf.cast(out, tf.float32))
 
   def get_config(self):
     config = super().get_config()
-    config.update({
-        "hidden_size": self.hidden_size,
-        "intermediate_size": self.intermediate_size,
-        "hidden_act": self.hidden_act,
-        "initializer_range": self.initializer_range,
-        "dropout_rate": self.dropout_rate,
-        "layer_norm_epsilon": self.layer_norm_epsilon,
-    })
+    config.update(
+        {
+            "hidden_size": self.hidden_size,
+            "intermediate_size": self.intermediate_size,
+            "hidden_act": self.hidden_act,
+            "initializer_range": self.initializer_range,
+            "dropout_rate": self.dropout_rate,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }
+    )
     return config

@@ -3,8 +3,9 @@
 from albert.modeling.config import AlbertConfig
 
 
-def forward_flops_per_example(config: AlbertConfig, seq_length: int,
-                              num_predictions: int) -> int:
+def forward_flops_per_example(
+    config: AlbertConfig, seq_length: int, num_predictions: int
+) -> int:
   """Multiply-adds x 2 of one example's forward pass through the pretrainer.
 
   Counts the matrix products (embedding projection, every layer's Q/K/V/output
@@ -15,18 +16,23 @@ def forward_flops_per_example(config: AlbertConfig, seq_length: int,
   t, e, h = seq_length, config.embedding_size, config.hidden_size
   ffn, v = config.intermediate_size, config.vocab_size
   blocks = config.num_layers * config.inner_group_num
-  per_block = (4 * t * h * h  # Q, K, V, output projections
-               + 2 * t * t * h  # scores QK^T and context PV
-               + 2 * t * h * ffn)  # FFN in and out
-  macs = (t * e * h  # E -> H projection
-          + blocks * per_block
-          + h * h  # pooler on [CLS]
-          + num_predictions * (h * e + e * v)  # MLM transform, tied output
-          + 2 * h)  # SOP head
+  per_block = (
+      4 * t * h * h  # Q, K, V, output projections
+      + 2 * t * t * h  # scores QK^T and context PV
+      + 2 * t * h * ffn
+  )  # FFN in and out
+  macs = (
+      t * e * h  # E -> H projection
+      + blocks * per_block
+      + h * h  # pooler on [CLS]
+      + num_predictions * (h * e + e * v)  # MLM transform, tied output
+      + 2 * h
+  )  # SOP head
   return 2 * macs
 
 
-def training_flops_per_example(config: AlbertConfig, seq_length: int,
-                               num_predictions: int) -> int:
+def training_flops_per_example(
+    config: AlbertConfig, seq_length: int, num_predictions: int
+) -> int:
   """Forward + backward: the usual 3x the forward pass."""
   return 3 * forward_flops_per_example(config, seq_length, num_predictions)

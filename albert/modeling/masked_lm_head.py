@@ -27,13 +27,15 @@ class MaskedLMHead(tf_keras.layers.Layer):
     [B, P, V] float32 logits.
   """
 
-  def __init__(self,
-               *,
-               embedding_table: tf.Variable,
-               activation: str = "gelu",
-               initializer_range: float = 0.02,
-               layer_norm_epsilon: float = 1e-12,
-               **kwargs):
+  def __init__(
+      self,
+      *,
+      embedding_table: tf.Variable,
+      activation: str = "gelu",
+      initializer_range: float = 0.02,
+      layer_norm_epsilon: float = 1e-12,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     self.embedding_table = embedding_table
     self.activation = activation
@@ -44,17 +46,23 @@ class MaskedLMHead(tf_keras.layers.Layer):
         embedding_size,
         activation=activations.get_activation(activation),
         kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=initializer_range),
-        name="dense")
+            stddev=initializer_range
+        ),
+        name="dense",
+    )
     self.layer_norm = tf_keras.layers.LayerNormalization(
-        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32,
-        name="layer_norm")
+        axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32, name="layer_norm"
+    )
     self._vocab_size = vocab_size
 
   def build(self, input_shape=None):
     self.output_bias = self.add_weight(
-        name="output_bias", shape=[self._vocab_size], initializer="zeros",
-        dtype=tf.float32, experimental_autocast=False)
+        name="output_bias",
+        shape=[self._vocab_size],
+        initializer="zeros",
+        dtype=tf.float32,
+        experimental_autocast=False,
+    )
     super().build(input_shape)
 
   def call(self, sequence_output, masked_lm_positions):
@@ -65,20 +73,24 @@ class MaskedLMHead(tf_keras.layers.Layer):
     # One [B*P, E] x [E, V] product: a batched [B, P, E] x [V, E]^T product
     # broadcasts the table, and its gradient materialises [B, V, E] before
     # summing over B (491 MB in float32 for ALBERT-base at batch 32).
-    flat = tf.reshape(tf.cast(x, self.compute_dtype),
-                      [-1, tf.shape(x)[-1]])  # [B, P, E] -> [B*P, E]
+    flat = tf.reshape(
+        tf.cast(x, self.compute_dtype), [-1, tf.shape(x)[-1]]
+    )  # [B, P, E] -> [B*P, E]
     logits = tf.matmul(flat, table, transpose_b=True)  # [B*P, V]
-    logits = tf.reshape(logits, tf.concat(
-        [tf.shape(x)[:-1], [self._vocab_size]], 0))  # [B, P, V]
+    logits = tf.reshape(
+        logits, tf.concat([tf.shape(x)[:-1], [self._vocab_size]], 0)
+    )  # [B, P, V]
     return tf.cast(logits, tf.float32) + self.output_bias
 
   def get_config(self):
     # `embedding_table` is a live variable, tied by the owning model; the
     # pretrainer's config rebuilds it.
     config = super().get_config()
-    config.update({
-        "activation": self.activation,
-        "initializer_range": self.initializer_range,
-        "layer_norm_epsilon": self.layer_norm_epsilon,
-    })
+    config.update(
+        {
+            "activation": self.activation,
+            "initializer_range": self.initializer_range,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }
+    )
     return config

@@ -34,13 +34,15 @@ def parameter_counts(config: AlbertConfig) -> Dict[str, int]:
       "pooler_params": _count(encoder.pooler.weights),
       "backbone_params": _count(encoder.weights),
       # The tied word-embedding table is counted once, in the backbone.
-      "masked_lm_head_params": _count(pretrainer.masked_lm.weights,
-                                      exclude=encoder.weights),
+      "masked_lm_head_params": _count(
+          pretrainer.masked_lm.weights, exclude=encoder.weights
+      ),
       "sentence_order_head_params": _count(pretrainer.sentence_order.weights),
       "pretrainer_params": _count(pretrainer.weights),
       "attention_weight_sets": len(transformer.attention_blocks),
       "ffn_weight_sets": len(transformer.ffn_blocks),
   }
-  counts["heads_params"] = (counts["masked_lm_head_params"] +
-                            counts["sentence_order_head_params"])
+  counts["heads_params"] = (
+      counts["masked_lm_head_params"] + counts["sentence_order_head_params"]
+  )
   return counts

@@ -24,8 +24,9 @@ class AlbertPretrainer(EncoderWithHeads):
     float32), and the encoder's `sequence_output` and `pooled_output`.
   """
 
-  def __init__(self, encoder: AlbertEncoder, *,
-               name: str = "albert_pretrainer", **kwargs):
+  def __init__(
+      self, encoder: AlbertEncoder, *, name: str = "albert_pretrainer", **kwargs
+  ):
     super().__init__(name=name, **kwargs)
     self.encoder = encoder
     # Build the encoder first so the tied embedding table exists.
@@ -36,14 +37,17 @@ class AlbertPretrainer(EncoderWithHeads):
         activation=config.hidden_act,
         initializer_range=config.initializer_range,
         layer_norm_epsilon=config.layer_norm_epsilon,
-        name="masked_lm")
+        name="masked_lm",
+    )
     self.sentence_order = SentenceOrderHead(
-        initializer_range=config.initializer_range, name="sentence_order")
+        initializer_range=config.initializer_range, name="sentence_order"
+    )
 
   def call(self, inputs, training=None):
     outputs = self.encoder(inputs, training=training)
-    mlm_logits = self.masked_lm(outputs["sequence_output"],
-                                inputs["masked_lm_positions"])  # [B, P, V]
+    mlm_logits = self.masked_lm(
+        outputs["sequence_output"], inputs["masked_lm_positions"]
+    )  # [B, P, V]
     sop_logits = self.sentence_order(outputs["pooled_output"])  # [B, 2]
     return {
         "mlm_logits": mlm_logits,
@@ -52,10 +56,12 @@ class AlbertPretrainer(EncoderWithHeads):
         "pooled_output": outputs["pooled_output"],
     }
 
-  def dummy_inputs(self, batch_size: int = 1, seq_length: int = 2,
-                   num_predictions: int = 1):
+  def dummy_inputs(
+      self, batch_size: int = 1, seq_length: int = 2, num_predictions: int = 1
+  ):
     """All-zero inputs of the right dtypes, e.g. to build the weights."""
     inputs = self.encoder.dummy_inputs(batch_size, seq_length)
-    inputs["masked_lm_positions"] = tf.zeros([batch_size, num_predictions],
-                                             tf.int32)
+    inputs["masked_lm_positions"] = tf.zeros(
+        [batch_size, num_predictions], tf.int32
+    )
     return inputs

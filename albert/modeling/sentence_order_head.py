@@ -26,8 +26,10 @@ class SentenceOrderHead(tf_keras.layers.Layer):
     self.dense = tf_keras.layers.Dense(
         2,
         kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=initializer_range),
-        name="dense")
+            stddev=initializer_range
+        ),
+        name="dense",
+    )
 
   def call(self, pooled_output):
     return tf.cast(self.dense(pooled_output), tf.float32)  # [B, H] -> [B, 2]

@@ -51,28 +51,33 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
     application in order; the last one is the sequence output.
   """
 
-  def __init__(self,
-               *,
-               num_layers: int,
-               hidden_size: int,
-               num_heads: int,
-               intermediate_size: int,
-               num_hidden_groups: int = 1,
-               inner_group_num: int = 1,
-               sharing: str = "all",
-               hidden_act: str = "gelu",
-               initializer_range: float = 0.02,
-               dropout_rate: float = 0.0,
-               attention_dropout_rate: float = 0.0,
-               layer_norm_epsilon: float = 1e-12,
-               **kwargs):
+  def __init__(
+      self,
+      *,
+      num_layers: int,
+      hidden_size: int,
+      num_heads: int,
+      intermediate_size: int,
+      num_hidden_groups: int = 1,
+      inner_group_num: int = 1,
+      sharing: str = "all",
+      hidden_act: str = "gelu",
+      initializer_range: float = 0.02,
+      dropout_rate: float = 0.0,
+      attention_dropout_rate: float = 0.0,
+      layer_norm_epsilon: float = 1e-12,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     if sharing not in config_lib.SHARING_MODES:
-      raise ValueError(f"sharing={sharing!r} is not one of "
-                       f"{config_lib.SHARING_MODES}")
+      raise ValueError(
+          f"sharing={sharing!r} is not one of " f"{config_lib.SHARING_MODES}"
+      )
     if not 0 < num_hidden_groups <= num_layers:
-      raise ValueError(f"num_hidden_groups={num_hidden_groups} must be in "
-                       f"[1, num_layers={num_layers}]")
+      raise ValueError(
+          f"num_hidden_groups={num_hidden_groups} must be in "
+          f"[1, num_layers={num_layers}]"
+      )
     if inner_group_num <= 0:
       raise ValueError(f"inner_group_num={inner_group_num} must be > 0")
     self.num_layers = num_layers
@@ -97,7 +102,9 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
             dropout_rate=dropout_rate,
             attention_dropout_rate=attention_dropout_rate,
             layer_norm_epsilon=layer_norm_epsilon,
-            name=f"attention_{i}") for i in range(num_attention)
+            name=f"attention_{i}",
+        )
+        for i in range(num_attention)
     ]
     self.ffn_blocks = [
         FeedForwardBlock(
@@ -107,7 +114,9 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
             initializer_range=initializer_range,
             dropout_rate=dropout_rate,
             layer_norm_epsilon=layer_norm_epsilon,
-            name=f"ffn_{i}") for i in range(num_ffn)
+            name=f"ffn_{i}",
+        )
+        for i in range(num_ffn)
     ]
 
   def _shares(self, part: str) -> bool:
@@ -117,16 +126,20 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
     """How many distinct (attention, FFN) weight sets the stack holds."""
     shared = self.num_hidden_groups * self.inner_group_num
     per_layer = self.num_layers * self.inner_group_num
-    return (shared if self._shares("attention") else per_layer,
-            shared if self._shares("ffn") else per_layer)
+    return (
+        shared if self._shares("attention") else per_layer,
+        shared if self._shares("ffn") else per_layer,
+    )
 
   def weight_indices(self, layer: int, inner: int) -> Tuple[int, int]:
     """(attention index, FFN index) used by layer `layer`, inner block `inner`."""
     group = group_of_layer(layer, self.num_layers, self.num_hidden_groups)
     shared = group * self.inner_group_num + inner
     own = layer * self.inner_group_num + inner
-    return (shared if self._shares("attention") else own,
-            shared if self._shares("ffn") else own)
+    return (
+        shared if self._shares("attention") else own,
+        shared if self._shares("ffn") else own,
+    )
 
   def call(self, x, attention_mask, training=None) -> List:
     outputs = []
@@ -134,25 +147,28 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
       for inner in range(self.inner_group_num):
         attention_index, ffn_index = self.weight_indices(layer, inner)
         x = self.attention_blocks[attention_index](
-            x, attention_mask, training=training)  # [B, T, H]
+            x, attention_mask, training=training
+        )  # [B, T, H]
         x = self.ffn_blocks[ffn_index](x, training=training)  # [B, T, H]
         outputs.append(x)
     return outputs
 
   def get_config(self):
     config = super().get_config()
-    config.update({
-        "num_layers": self.num_layers,
-        "hidden_size": self.hidden_size,
-        "num_heads": self.num_heads,
-        "intermediate_size": self.intermediate_size,
-        "num_hidden_groups": self.num_hidden_groups,
-        "inner_group_num": self.inner_group_num,
-        "sharing": self.sharing,
-        "hidden_act": self.hidden_act,
-        "initializer_range": self.initializer_range,
-        "dropout_rate": self.dropout_rate,
-        "attention_dropout_rate": self.attention_dropout_rate,
-        "layer_norm_epsilon": self.layer_norm_epsilon,
-    })
+    config.update(
+        {
+            "num_layers": self.num_layers,
+            "hidden_size": self.hidden_size,
+            "num_heads": self.num_heads,
+            "intermediate_size": self.intermediate_size,
+            "num_hidden_groups": self.num_hidden_groups,
+            "inner_group_num": self.inner_group_num,
+            "sharing": self.sharing,
+            "hidden_act": self.hidden_act,
+            "initializer_range": self.initializer_range,
+            "dropout_rate": self.dropout_rate,
+            "attention_dropout_rate": self.attention_dropout_rate,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }
+    )
     return config

@@ -69,14 +69,16 @@ class _GenerateBlock(beam.DoFn):
     self._tokenizer = None
 
   def setup(self):
-    self._tokenizer = SentencePieceTokenizer(self._model_proto,
-                                             self._config.do_lower_case)
+    self._tokenizer = SentencePieceTokenizer(
+        self._model_proto, self._config.do_lower_case
+    )
 
   def process(self, unit: Tuple[corpus_reader.Block, range]) -> Iterator:
     block, passes = unit
     stats = BlockStats()
-    yield from generate_block(block, self._tokenizer, self._config, stats,
-                              passes=passes, opener=_open)
+    yield from generate_block(
+        block, self._tokenizer, self._config, stats, passes=passes, opener=_open
+    )
     yield beam.pvalue.TaggedOutput(_STATS, stats.to_dict())
 
 
@@ -100,8 +102,10 @@ class _SumStats(beam.CombineFn):
 
 def _write_manifest(totals: Dict[str, int], base: Dict, path: str) -> None:
   if not totals["examples"]:
-    raise InputError("no examples: the input has no document that gives a "
-                     "pair of segments")
+    raise InputError(
+        "no examples: the input has no document that gives a "
+        "pair of segments"
+    )
   manifest = manifest_lib.build_manifest(totals=totals, **base)
   tmp = path + ".tmp"
   with FileSystems.create(tmp) as f:
@@ -109,68 +113,114 @@ def _write_manifest(totals: Dict[str, int], base: Dict, path: str) -> None:
   FileSystems.rename([tmp], [path])
 
 
-def build_pipeline(pipeline: beam.Pipeline, *, blocks: Sequence,
-                   model_proto: bytes, config: PretrainingDataConfig,
-                   output_file: str, num_output_shards: int, gzip: bool,
-                   manifest_path: str, manifest_base: Dict) -> None:
+def build_pipeline(
+    pipeline: beam.Pipeline,
+    *,
+    blocks: Sequence,
+    model_proto: bytes,
+    config: PretrainingDataConfig,
+    output_file: str,
+    num_output_shards: int,
+    gzip: bool,
+    manifest_path: str,
+    manifest_base: Dict,
+) -> None:
   """Adds blocks -> examples -> TFRecord shards (+ manifest) to `pipeline`."""
   names = [p.strip() for p in output_file.split(",") if p.strip()]
   if len(names) != 1:
-    raise InputError("the Beam runner takes one --output_file name; use "
-                     "--num_output_shards for several shards")
+    raise InputError(
+        "the Beam runner takes one --output_file name; use "
+        "--num_output_shards for several shards"
+    )
   prefix, suffix = shards_lib.split_extension(names[0])
   results = (
       pipeline
-      | "Units" >> beam.Create([
-          (block, passes) for block in blocks
-          for passes in pass_groups(len(blocks), config.dupe_factor)])
+      | "Units"
+      >> beam.Create(
+          [
+              (block, passes)
+              for block in blocks
+              for passes in pass_groups(len(blocks), config.dupe_factor)
+          ]
+      )
       | "Spread" >> beam.Reshuffle()
-      | "Generate" >> beam.ParDo(_GenerateBlock(model_proto, config))
-      .with_outputs(_STATS, main="examples"))
+      | "Generate"
+      >> beam.ParDo(_GenerateBlock(model_proto, config)).with_outputs(
+          _STATS, main="examples"
+      )
+  )
   _ = results.examples | "Write" >> beam.io.WriteToTFRecord(
       prefix if num_output_shards > 1 else names[0],
       file_name_suffix=suffix if num_output_shards > 1 else "",
       num_shards=num_output_shards,
       shard_name_template=None if num_output_shards > 1 else "",
-      compression_type=(CompressionTypes.GZIP if gzip
-                        else CompressionTypes.UNCOMPRESSED))
-  _ = (results[_STATS]
-       | "Sum" >> beam.CombineGlobally(_SumStats())
-       | "Manifest" >> beam.Map(_write_manifest, manifest_base, manifest_path))
+      compression_type=(
+          CompressionTypes.GZIP if gzip else CompressionTypes.UNCOMPRESSED
+      ),
+  )
+  _ = (
+      results[_STATS]
+      | "Sum" >> beam.CombineGlobally(_SumStats())
+      | "Manifest" >> beam.Map(_write_manifest, manifest_base, manifest_path)
+  )
 
 
-def run(*, input_file: str, output_file: str, spm_model_file: str,
-        config: PretrainingDataConfig, num_output_shards: int = 1,
-        gzip: bool = False, manifest_file: str = None,
-        runner: str = "DirectRunner", pipeline_args: Sequence[str] = ()):
+def run(
+    *,
+    input_file: str,
+    output_file: str,
+    spm_model_file: str,
+    config: PretrainingDataConfig,
+    num_output_shards: int = 1,
+    gzip: bool = False,
+    manifest_file: str = None,
+    runner: str = "DirectRunner",
+    pipeline_args: Sequence[str] = (),
+):
   """Runs the pipeline to completion. Raises InputError for bad input."""
   if num_output_shards < 1:
     raise InputError(f"num_output_shards={num_output_shards} must be >= 1")
   try:
-    with FileSystems.open(spm_model_file,
-                          compression_type=CompressionTypes.UNCOMPRESSED) as f:
+    with FileSystems.open(
+        spm_model_file, compression_type=CompressionTypes.UNCOMPRESSED
+    ) as f:
       model_proto = f.read()
   except Exception as e:  # Beam raises BeamIOError / IOError by scheme.
-    raise InputError(f"cannot read SentencePiece model {spm_model_file}: "
-                     f"{e}") from None
+    raise InputError(
+        f"cannot read SentencePiece model {spm_model_file}: " f"{e}"
+    ) from None
   tokenizer = SentencePieceTokenizer(
-      model_proto, config.do_lower_case,
-      name=f"SentencePiece model {spm_model_file}")
+      model_proto,
+      config.do_lower_case,
+      name=f"SentencePiece model {spm_model_file}",
+  )
   inputs = expand_inputs(input_file)
   blocks = corpus_reader.plan_blocks(inputs, config.block_bytes)
   out_dir = FileSystems.split(output_file.split(",")[0].strip())[0]
   manifest_path = manifest_file or FileSystems.join(out_dir, "manifest.json")
-  base = dict(config=config, inputs=inputs, model_path=spm_model_file,
-              model_sha256=hashlib.sha256(model_proto).hexdigest(),
-              vocab_size=tokenizer.vocab_size,
-              compression="GZIP" if gzip else "", shards=[])
+  base = dict(
+      config=config,
+      inputs=inputs,
+      model_path=spm_model_file,
+      model_sha256=hashlib.sha256(model_proto).hexdigest(),
+      vocab_size=tokenizer.vocab_size,
+      compression="GZIP" if gzip else "",
+      shards=[],
+  )
   if runner.lower() in ("direct", "directrunner"):
     # Beam's DirectRunner first tries to download the Prism runner binary;
     # run the in-process Python runner it falls back to, downloading nothing.
     runner = "FnApiRunner"
   options = PipelineOptions(list(pipeline_args), runner=runner)
   with beam.Pipeline(options=options) as pipeline:
-    build_pipeline(pipeline, blocks=blocks, model_proto=model_proto,
-                   config=config, output_file=output_file,
-                   num_output_shards=num_output_shards, gzip=gzip,
-                   manifest_path=manifest_path, manifest_base=base)
+    build_pipeline(
+        pipeline,
+        blocks=blocks,
+        model_proto=model_proto,
+        config=config,
+        output_file=output_file,
+        num_output_shards=num_output_shards,
+        gzip=gzip,
+        manifest_path=manifest_path,
+        manifest_base=base,
+    )

@@ -34,6 +34,7 @@ _EXAMPLE_ORDER = 2
 @dataclasses.dataclass
 class BlockStats:
   """Counts of one block (summed for shards and the manifest)."""
+
   documents: int = 0
   segments: int = 0
   input_tokens: int = 0
@@ -44,16 +45,20 @@ class BlockStats:
 
   def add(self, other: "BlockStats") -> "BlockStats":
     for field in dataclasses.fields(self):
-      setattr(self, field.name,
-              getattr(self, field.name) + getattr(other, field.name))
+      setattr(
+          self,
+          field.name,
+          getattr(self, field.name) + getattr(other, field.name),
+      )
     return self
 
   def to_dict(self) -> Dict[str, int]:
     return dataclasses.asdict(self)
 
 
-def tokenize_documents(raw_documents: Iterable[List[str]],
-                       tokenizer: SentencePieceTokenizer) -> List[Document]:
+def tokenize_documents(
+    raw_documents: Iterable[List[str]], tokenizer: SentencePieceTokenizer
+) -> List[Document]:
   """Normalises and encodes documents; drops lines and documents left empty.
 
   A line that normalises to nothing ends a document, as in the original.
@@ -84,29 +89,37 @@ def tokenize_documents(raw_documents: Iterable[List[str]],
 def _document(segments: List[List[int]]) -> Document:
   offsets = np.zeros(len(segments) + 1, dtype=np.int64)
   np.cumsum([len(s) for s in segments], out=offsets[1:])
-  tokens = np.array(list(itertools.chain.from_iterable(segments)),
-                    dtype=np.int32)
+  tokens = np.array(
+      list(itertools.chain.from_iterable(segments)), dtype=np.int32
+  )
   return Document(tokens, offsets)
 
 
 class ExampleEncoder:
   """Instance -> masked, padded, serialized Example."""
 
-  def __init__(self, config: PretrainingDataConfig,
-               tokenizer: SentencePieceTokenizer):
+  def __init__(
+      self, config: PretrainingDataConfig, tokenizer: SentencePieceTokenizer
+  ):
     self._config = config
     self._tokenizer = tokenizer
     self.masker = NgramMasker(
-        is_word_start=tokenizer.is_word_start, mask_id=tokenizer.mask_id,
+        is_word_start=tokenizer.is_word_start,
+        mask_id=tokenizer.mask_id,
         replacement_ids=tokenizer.replacement_ids,
         masked_lm_prob=config.masked_lm_prob,
         max_predictions_per_seq=config.max_predictions_per_seq,
-        ngram=config.ngram, favor_shorter_ngram=config.favor_shorter_ngram,
-        do_whole_word_mask=config.do_whole_word_mask)
+        ngram=config.ngram,
+        favor_shorter_ngram=config.favor_shorter_ngram,
+        do_whole_word_mask=config.do_whole_word_mask,
+    )
 
-  def arrays(self, instance: Instance, rng: np.random.Generator,
-             ngram_counts: Optional[List[int]] = None
-             ) -> Dict[str, np.ndarray]:
+  def arrays(
+      self,
+      instance: Instance,
+      rng: np.random.Generator,
+      ngram_counts: Optional[List[int]] = None,
+  ) -> Dict[str, np.ndarray]:
     """The record's features as padded arrays (record names)."""
     seq_len = self._config.max_seq_length
     max_pred = self._config.max_predictions_per_seq
@@ -115,20 +128,21 @@ class ExampleEncoder:
     length = len_a + len_b + 3
     ids = np.empty(length, dtype=np.int32)
     ids[0] = tok.cls_id
-    ids[1:len_a + 1] = instance.tokens_a
+    ids[1 : len_a + 1] = instance.tokens_a
     ids[len_a + 1] = tok.sep_id
-    ids[len_a + 2:length - 1] = instance.tokens_b
+    ids[len_a + 2 : length - 1] = instance.tokens_b
     ids[length - 1] = tok.sep_id
     special = np.zeros(length, dtype=bool)
     special[[0, len_a + 1, length - 1]] = True
-    masked, positions, labels = self.masker.mask(ids, special, rng,
-                                                 ngram_counts)
+    masked, positions, labels = self.masker.mask(
+        ids, special, rng, ngram_counts
+    )
     input_ids = np.zeros(seq_len, dtype=np.int32)
     input_ids[:length] = masked
     input_mask = np.zeros(seq_len, dtype=np.uint8)
     input_mask[:length] = 1
     segment_ids = np.zeros(seq_len, dtype=np.uint8)
-    segment_ids[len_a + 2:length] = 1
+    segment_ids[len_a + 2 : length] = 1
     boundary = np.zeros(seq_len, dtype=np.uint8)
     boundary[:length] = tok.is_word_start[ids] | special
     k = len(positions)
@@ -154,8 +168,9 @@ def _rng(config: PretrainingDataConfig, *key: int) -> np.random.Generator:
   return np.random.default_rng([config.random_seed, *key])
 
 
-def pass_groups(num_blocks: int, dupe_factor: int,
-                min_tasks: int = 16) -> List[range]:
+def pass_groups(
+    num_blocks: int, dupe_factor: int, min_tasks: int = 16
+) -> List[range]:
   """Splits the passes over each block into contiguous groups.
 
   A small corpus has few blocks; running groups of passes as separate tasks
@@ -168,12 +183,14 @@ def pass_groups(num_blocks: int, dupe_factor: int,
   return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def generate_block(block: corpus_reader.Block,
-                   tokenizer: SentencePieceTokenizer,
-                   config: PretrainingDataConfig,
-                   stats: BlockStats,
-                   passes: Optional[range] = None,
-                   opener: Optional[Callable] = None) -> Iterator[bytes]:
+def generate_block(
+    block: corpus_reader.Block,
+    tokenizer: SentencePieceTokenizer,
+    config: PretrainingDataConfig,
+    stats: BlockStats,
+    passes: Optional[range] = None,
+    opener: Optional[Callable] = None,
+) -> Iterator[bytes]:
   """Yields the serialized examples of `block`, updating `stats`.
 
   Args:
@@ -204,13 +221,15 @@ def generate_block(block: corpus_reader.Block,
       for instance in builder.build(documents, doc_index, rng):
         arrays = encoder.arrays(instance, rng)
         examples.append(serialize_example(arrays))
-        stats.example_tokens += (len(instance.tokens_a) +
-                                 len(instance.tokens_b) + 3)
+        stats.example_tokens += (
+            len(instance.tokens_a) + len(instance.tokens_b) + 3
+        )
         stats.masked_positions += int(arrays["masked_lm_weights"].sum())
         stats.sentence_label_1 += instance.label
     stats.examples += len(examples)
     order = _rng(config, block.index, _EXAMPLE_ORDER, dupe).permutation(
-        len(examples))
+        len(examples)
+    )
     for k in order:
       yield examples[k]
       examples[k] = None

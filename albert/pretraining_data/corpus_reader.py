@@ -36,6 +36,7 @@ class Block:
   `file_size` and `block_bytes` give the file's other blocks (where a
   document read past `end` may be cut).
   """
+
   index: int
   path: str
   start: int
@@ -44,8 +45,9 @@ class Block:
   block_bytes: int
 
 
-def plan_blocks(files: Sequence[Tuple[str, int]],
-                block_bytes: int) -> List[Block]:
+def plan_blocks(
+    files: Sequence[Tuple[str, int]], block_bytes: int
+) -> List[Block]:
   """Cuts (path, size) files, in order, into blocks of at most ~block_bytes."""
   blocks = []
   for path, size in files:
@@ -89,7 +91,7 @@ def _previous_line_is_blank(f: BinaryIO, line_start: int) -> bool:
     f.seek(begin)
     chunk = f.read(end - begin)
     newline = chunk.rfind(b"\n")
-    part = chunk[newline + 1:] if newline >= 0 else chunk
+    part = chunk[newline + 1 :] if newline >= 0 else chunk
     if part.translate(None, _ASCII_WHITESPACE + bytes(range(128, 256))):
       return False  # An ASCII non-space character: certainly not blank.
     tail = part + tail
@@ -112,8 +114,10 @@ def _is_cut(f: BinaryIO, line_start: int, max_document_bytes: int) -> bool:
     lines = f.read(line_start - start).split(b"\n")
     # lines[0] may be the tail of a longer line; the last is empty (the cut
     # is at a line start).
-    if any(not line.decode("utf-8", errors="replace").strip()
-           for line in lines[1:-1]):
+    if any(
+        not line.decode("utf-8", errors="replace").strip()
+        for line in lines[1:-1]
+    ):
       return False
     if start == begin:
       break
@@ -139,11 +143,13 @@ def _decode(raw: bytes, f: BinaryIO, path: str, offset: int) -> str:
     line = _line_number(f, offset)
     raise InputError(
         f"{path}, line {line}: not valid UTF-8 ({e.reason} at byte "
-        f"{e.start} of the line); convert the file to UTF-8") from None
+        f"{e.start} of the line); convert the file to UTF-8"
+    ) from None
 
 
-def read_documents(block: Block, max_document_bytes: int,
-                   opener: Optional[Opener] = None) -> Iterator[List[str]]:
+def read_documents(
+    block: Block, max_document_bytes: int, opener: Optional[Opener] = None
+) -> Iterator[List[str]]:
   """Yields the documents of `block` as lists of raw lines (with newlines).
 
   Args:
@@ -160,8 +166,9 @@ def read_documents(block: Block, max_document_bytes: int,
     if block.start > 0:
       f.seek(block.start - 1)
       offset = block.start - 1 + len(f.readline())
-      skipping = (not _previous_line_is_blank(f, offset) and
-                  not _is_cut(f, offset, max_document_bytes))
+      skipping = not _previous_line_is_blank(f, offset) and not _is_cut(
+          f, offset, max_document_bytes
+      )
       f.seek(offset)
     later = _boundaries_after(block)  # Met only by a document read past end.
     next_bound = next(later, None)

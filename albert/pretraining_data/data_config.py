@@ -36,6 +36,7 @@ class PretrainingDataConfig:
     block_bytes: size of the corpus blocks (the unit of parallel work and the
       window for random documents).
   """
+
   max_seq_length: int = 512
   max_predictions_per_seq: int = 20
   random_seed: int = 12345
@@ -53,14 +54,20 @@ class PretrainingDataConfig:
     if self.max_seq_length < MIN_SEQ_LENGTH:
       raise InputError(
           f"max_seq_length={self.max_seq_length} is too small: it must be at "
-          f"least {MIN_SEQ_LENGTH} ([CLS] A [SEP] B [SEP])")
+          f"least {MIN_SEQ_LENGTH} ([CLS] A [SEP] B [SEP])"
+      )
     if self.max_predictions_per_seq < 1:
-      raise InputError(f"max_predictions_per_seq="
-                       f"{self.max_predictions_per_seq} must be at least 1")
+      raise InputError(
+          f"max_predictions_per_seq="
+          f"{self.max_predictions_per_seq} must be at least 1"
+      )
     for name in ("masked_lm_prob", "short_seq_prob"):
       value = getattr(self, name)
-      if not (isinstance(value, (int, float)) and math.isfinite(value) and
-              0.0 <= value <= 1.0):
+      if not (
+          isinstance(value, (int, float))
+          and math.isfinite(value)
+          and 0.0 <= value <= 1.0
+      ):
         raise InputError(f"{name}={value} must be a probability in [0, 1]")
     for name in ("dupe_factor", "ngram", "block_bytes"):
       if getattr(self, name) < 1:
@@ -68,8 +75,10 @@ class PretrainingDataConfig:
     if self.random_seed < 0:
       raise InputError(f"random_seed={self.random_seed} must be >= 0")
     if self.sentence_task not in SENTENCE_TASKS:
-      raise InputError(f"sentence_task={self.sentence_task!r} must be one of "
-                       f"{', '.join(SENTENCE_TASKS)}")
+      raise InputError(
+          f"sentence_task={self.sentence_task!r} must be one of "
+          f"{', '.join(SENTENCE_TASKS)}"
+      )
 
   @property
   def max_num_tokens(self) -> int:

@@ -18,7 +18,7 @@ _WIRE_LEN = 2  # Length-delimited wire type.
 _FLOAT_LIST = (2 << 3) | _WIRE_LEN  # Feature.float_list
 _INT64_LIST = (3 << 3) | _WIRE_LEN  # Feature.int64_list
 _FIELD_1 = (1 << 3) | _WIRE_LEN  # Example.features, Features.feature,
-                                  # map entry key, *List.value (packed).
+# map entry key, *List.value (packed).
 _FIELD_2 = (2 << 3) | _WIRE_LEN  # map entry value.
 
 
@@ -50,8 +50,7 @@ def varints(values: np.ndarray) -> bytes:
   for k in range(1, width):
     lengths += values >= np.uint64(1 << (7 * k))
   column = np.arange(width)
-  groups |= np.where(column < (lengths - 1)[:, None], 0x80, 0).astype(
-      np.uint64)
+  groups |= np.where(column < (lengths - 1)[:, None], 0x80, 0).astype(np.uint64)
   return groups.astype(np.uint8)[column < lengths[:, None]].tobytes()
 
 
@@ -63,8 +62,10 @@ def _entry_prefix(name: str) -> bytes:
   return _length_delimited(_FIELD_1, name.encode("utf-8"))
 
 
-_PREFIXES = {f.record_name: _entry_prefix(f.record_name)
-             for f in features.PRETRAINING_FEATURES}
+_PREFIXES = {
+    f.record_name: _entry_prefix(f.record_name)
+    for f in features.PRETRAINING_FEATURES
+}
 _DTYPES = {f.record_name: f.dtype for f in features.PRETRAINING_FEATURES}
 _ORDER = tuple(f.record_name for f in features.PRETRAINING_FEATURES)
 
@@ -81,8 +82,14 @@ def _feature_prefix(name: str, payload_length: int) -> bytes:
   feature_length = len(feature_prefix) + value_list_length
   value_prefix = bytes((_FIELD_2,)) + varint(feature_length)
   entry_length = len(_PREFIXES[name]) + len(value_prefix) + feature_length
-  return (bytes((_FIELD_1,)) + varint(entry_length) + _PREFIXES[name] +
-          value_prefix + feature_prefix + value_list_prefix)
+  return (
+      bytes((_FIELD_1,))
+      + varint(entry_length)
+      + _PREFIXES[name]
+      + value_prefix
+      + feature_prefix
+      + value_list_prefix
+  )
 
 
 _PREFIX_CACHE = {}
@@ -96,8 +103,7 @@ def _feature(name: str, values: np.ndarray) -> bytes:
   key = (name, len(packed))
   prefix = _PREFIX_CACHE.get(key)
   if prefix is None:
-    prefix = _PREFIX_CACHE.setdefault(key, _feature_prefix(name,
-                                                           len(packed)))
+    prefix = _PREFIX_CACHE.setdefault(key, _feature_prefix(name, len(packed)))
   return prefix + packed
 
 
@@ -109,7 +115,8 @@ def serialize_example(values: Dict[str, np.ndarray]) -> bytes:
       masked_lm_weights), already padded to the schema's fixed lengths.
   """
   if set(values) != set(_ORDER):
-    raise ValueError(f"features {sorted(values)} differ from the schema "
-                     f"{sorted(_ORDER)}")
+    raise ValueError(
+        f"features {sorted(values)} differ from the schema " f"{sorted(_ORDER)}"
+    )
   body = b"".join(_feature(name, values[name]) for name in _ORDER)
   return _length_delimited(_FIELD_1, body)

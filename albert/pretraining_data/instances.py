@@ -42,6 +42,7 @@ class Document:
     offsets: int64 [num_segments + 1]; segment s is
       tokens[offsets[s]:offsets[s + 1]], never empty.
   """
+
   tokens: np.ndarray
   offsets: np.ndarray
 
@@ -54,22 +55,25 @@ class Document:
     lengths = [len(s) for s in segments]
     offsets = np.zeros(len(segments) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    tokens = np.fromiter((t for s in segments for t in s), dtype=np.int32,
-                         count=int(offsets[-1]))
+    tokens = np.fromiter(
+        (t for s in segments for t in s), dtype=np.int32, count=int(offsets[-1])
+    )
     return cls(tokens, offsets)
 
 
 @dataclasses.dataclass(frozen=True)
 class Instance:
   """One pair before masking. `target_length` is the drawn target."""
+
   tokens_a: np.ndarray
   tokens_b: np.ndarray
   label: int
   target_length: int
 
 
-def truncate_pair(a: np.ndarray, b: np.ndarray, max_num_tokens: int,
-                  rng: np.random.Generator):
+def truncate_pair(
+    a: np.ndarray, b: np.ndarray, max_num_tokens: int, rng: np.random.Generator
+):
   """The original's truncation, without the token-by-token loop.
 
   The original removes one token at a time from the longer side (B on ties),
@@ -89,7 +93,7 @@ def truncate_pair(a: np.ndarray, b: np.ndarray, max_num_tokens: int,
   a_back = int(np.count_nonzero(from_a)) - a_front
   b_front = int(np.count_nonzero(~from_a & from_front))
   b_back = excess - a_front - a_back - b_front
-  return a[a_front:len(a) - a_back], b[b_front:len(b) - b_back]
+  return a[a_front : len(a) - a_back], b[b_front : len(b) - b_back]
 
 
 class InstanceBuilder:
@@ -113,8 +117,13 @@ class InstanceBuilder:
     cut = int(cuts[rng.integers(len(cuts))])
     return segment[:cut], segment[cut:]
 
-  def _random_b(self, documents: Sequence[Document], doc_index: int,
-                target_b: int, rng: np.random.Generator) -> np.ndarray:
+  def _random_b(
+      self,
+      documents: Sequence[Document],
+      doc_index: int,
+      target_b: int,
+      rng: np.random.Generator,
+  ) -> np.ndarray:
     """B from another document of the window, as the original (NSP)."""
     for _ in range(10):
       other = int(rng.integers(len(documents)))
@@ -125,10 +134,14 @@ class InstanceBuilder:
     base = doc.offsets[first]
     end = int(np.searchsorted(doc.offsets, base + target_b, side="left"))
     end = min(max(end, first + 1), doc.num_segments)
-    return doc.tokens[base:doc.offsets[end]]
+    return doc.tokens[base : doc.offsets[end]]
 
-  def build(self, documents: Sequence[Document], doc_index: int,
-            rng: np.random.Generator) -> List[Instance]:
+  def build(
+      self,
+      documents: Sequence[Document],
+      doc_index: int,
+      rng: np.random.Generator,
+  ) -> List[Instance]:
     """All pairs of documents[doc_index]; others serve as random B (NSP)."""
     config = self._config
     task = config.sentence_task
@@ -139,13 +152,14 @@ class InstanceBuilder:
     chunk_start, i = 0, 0
     while i < doc.num_segments:
       if i + 1 < doc.num_segments and (
-          offsets[i + 1] - offsets[chunk_start] < target):
+          offsets[i + 1] - offsets[chunk_start] < target
+      ):
         i += 1
         continue
       count = i + 1 - chunk_start  # Segments in the chunk.
       a_end = int(rng.integers(1, count)) if count >= 2 else 1
-      a = tokens[offsets[chunk_start]:offsets[chunk_start + a_end]]
-      b = tokens[offsets[chunk_start + a_end]:offsets[i + 1]]
+      a = tokens[offsets[chunk_start] : offsets[chunk_start + a_end]]
+      b = tokens[offsets[chunk_start + a_end] : offsets[i + 1]]
       label = 0
       if task == "nsp" and (count == 1 or rng.random() < 0.5):
         b = self._random_b(documents, doc_index, target - len(a), rng)

@@ -14,18 +14,30 @@ VERSION = 1
 
 
 def feature_schema(config: PretrainingDataConfig) -> List[Dict[str, Any]]:
-  lengths = features.feature_lengths(config.max_seq_length,
-                                     config.max_predictions_per_seq)
-  return [{"name": f.record_name, "dtype": f.dtype,
-           "length": lengths[f.record_name]}
-          for f in features.PRETRAINING_FEATURES]
+  lengths = features.feature_lengths(
+      config.max_seq_length, config.max_predictions_per_seq
+  )
+  return [
+      {
+          "name": f.record_name,
+          "dtype": f.dtype,
+          "length": lengths[f.record_name],
+      }
+      for f in features.PRETRAINING_FEATURES
+  ]
 
 
-def build_manifest(*, config: PretrainingDataConfig,
-                   inputs: Sequence[Tuple[str, int]], model_path: str,
-                   model_sha256: str, vocab_size: int, compression: str,
-                   totals: Dict[str, int],
-                   shards: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+def build_manifest(
+    *,
+    config: PretrainingDataConfig,
+    inputs: Sequence[Tuple[str, int]],
+    model_path: str,
+    model_sha256: str,
+    vocab_size: int,
+    compression: str,
+    totals: Dict[str, int],
+    shards: Sequence[Dict[str, Any]],
+) -> Dict[str, Any]:
   """The manifest as a JSON-ready dict.
 
   Args:
@@ -46,13 +58,16 @@ def build_manifest(*, config: PretrainingDataConfig,
       "num_documents": totals.get("documents", 0),
       "num_input_tokens": totals.get("input_tokens", 0),
       "sentence_label_1_fraction": (
-          totals.get("sentence_label_1", 0) / examples if examples else 0.0),
+          totals.get("sentence_label_1", 0) / examples if examples else 0.0
+      ),
       "compression": compression,
       "flags": config.to_dict(),
-      "spm_model": {"path": model_path, "sha256": model_sha256,
-                    "vocab_size": vocab_size},
+      "spm_model": {
+          "path": model_path,
+          "sha256": model_sha256,
+          "vocab_size": vocab_size,
+      },
       "inputs": [{"path": p, "bytes": b} for p, b in inputs],
       "features": feature_schema(config),
       "shards": list(shards),
   }
-

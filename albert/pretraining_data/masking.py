@@ -27,11 +27,18 @@ import numpy as np
 class NgramMasker:
   """Chooses and applies the masked positions of one sequence."""
 
-  def __init__(self, *, is_word_start: np.ndarray, mask_id: int,
-               replacement_ids: np.ndarray, masked_lm_prob: float,
-               max_predictions_per_seq: int, ngram: int,
-               favor_shorter_ngram: bool = True,
-               do_whole_word_mask: bool = True):
+  def __init__(
+      self,
+      *,
+      is_word_start: np.ndarray,
+      mask_id: int,
+      replacement_ids: np.ndarray,
+      masked_lm_prob: float,
+      max_predictions_per_seq: int,
+      ngram: int,
+      favor_shorter_ngram: bool = True,
+      do_whole_word_mask: bool = True,
+  ):
     if ngram < 1:
       raise ValueError(f"ngram={ngram} must be at least 1")
     self._is_word_start = is_word_start
@@ -49,12 +56,17 @@ class NgramMasker:
     self._cdf[-1] = 1.0
 
   def num_to_predict(self, length: int) -> int:
-    return min(self._max_predictions,
-               max(1, round(length * self._masked_lm_prob)))
+    return min(
+        self._max_predictions, max(1, round(length * self._masked_lm_prob))
+    )
 
-  def choose(self, input_ids: np.ndarray, special: np.ndarray,
-             rng: np.random.Generator,
-             ngram_counts: Optional[List[int]] = None) -> np.ndarray:
+  def choose(
+      self,
+      input_ids: np.ndarray,
+      special: np.ndarray,
+      rng: np.random.Generator,
+      ngram_counts: Optional[List[int]] = None,
+  ) -> np.ndarray:
     """Sorted, unique positions to mask.
 
     Args:
@@ -78,8 +90,9 @@ class NgramMasker:
     word_offsets = word_offsets.tolist() + [len(cand_pos)]
     budget = self.num_to_predict(len(input_ids))
     order = rng.permutation(num_words).tolist()
-    sizes = (np.searchsorted(self._cdf, rng.random(num_words), side="right")
-             + 1).tolist()
+    sizes = (
+        np.searchsorted(self._cdf, rng.random(num_words), side="right") + 1
+    ).tolist()
     covered = bytearray(len(cand_pos))
     count = 0
     for word, n in zip(order, sizes):
@@ -99,8 +112,12 @@ class NgramMasker:
     chosen = np.frombuffer(bytes(covered), dtype=np.uint8).astype(bool)
     return cand_pos[chosen]
 
-  def apply(self, input_ids: np.ndarray, positions: np.ndarray,
-            rng: np.random.Generator) -> np.ndarray:
+  def apply(
+      self,
+      input_ids: np.ndarray,
+      positions: np.ndarray,
+      rng: np.random.Generator,
+  ) -> np.ndarray:
     """The masked copy of input_ids: 80% [MASK], 10% kept, 10% random."""
     output = input_ids.copy()
     k = len(positions)
@@ -109,18 +126,25 @@ class NgramMasker:
     draw = rng.random(k)
     keep_or_random = rng.random(k)
     random_ids = self._replacement_ids[
-        rng.integers(len(self._replacement_ids), size=k)]
+        rng.integers(len(self._replacement_ids), size=k)
+    ]
     to_mask = draw < 0.8
     to_random = ~to_mask & (keep_or_random >= 0.5)
     output[positions[to_mask]] = self._mask_id
     output[positions[to_random]] = random_ids[to_random]
     return output
 
-  def mask(self, input_ids: np.ndarray, special: np.ndarray,
-           rng: np.random.Generator,
-           ngram_counts: Optional[List[int]] = None
-           ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+  def mask(
+      self,
+      input_ids: np.ndarray,
+      special: np.ndarray,
+      rng: np.random.Generator,
+      ngram_counts: Optional[List[int]] = None,
+  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Returns (masked input_ids, positions, labels = original ids there)."""
     positions = self.choose(input_ids, special, rng, ngram_counts)
-    return (self.apply(input_ids, positions, rng), positions,
-            input_ids[positions])
+    return (
+        self.apply(input_ids, positions, rng),
+        positions,
+        input_ids[positions],
+    )

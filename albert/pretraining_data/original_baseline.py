@@ -54,13 +54,16 @@ def _mask(tokens, config, vocab_words, rng):
       candidates[-1].append(i)
     else:
       candidates.append([i])
-  budget = min(config.max_predictions_per_seq,
-               max(1, int(round(len(tokens) * config.masked_lm_prob))))
+  budget = min(
+      config.max_predictions_per_seq,
+      max(1, int(round(len(tokens) * config.masked_lm_prob))),
+  )
   ngrams = np.arange(1, config.ngram + 1)
   pvals = 1.0 / ngrams
   pvals /= pvals.sum()
-  ngram_sets = [[candidates[i:i + n] for n in ngrams]
-                for i in range(len(candidates))]
+  ngram_sets = [
+      [candidates[i : i + n] for n in ngrams] for i in range(len(candidates))
+  ]
   rng.shuffle(ngram_sets)
   output, masked, covered = list(tokens), [], set()
   for choices in ngram_sets:
@@ -117,18 +120,23 @@ def _instances(documents, index, config, vocab_words, rng):
         del longer[0 if rng.random() < 0.5 else -1]
       tokens = ["[CLS]"] + a + ["[SEP]"] + b + ["[SEP]"]
       segments = [0] * (len(a) + 2) + [1] * (len(b) + 1)
-      out.append((tokens, segments, label) +
-                 _mask(tokens, config, vocab_words, rng))
+      out.append(
+          (tokens, segments, label) + _mask(tokens, config, vocab_words, rng)
+      )
       chunk, length = [], 0
     i += 1
   return out
 
 
-def run_original_baseline(lines: List[str], spm_model_file: str,
-                          output_file: str,
-                          config: PretrainingDataConfig) -> Dict[str, float]:
+def run_original_baseline(
+    lines: List[str],
+    spm_model_file: str,
+    output_file: str,
+    config: PretrainingDataConfig,
+) -> Dict[str, float]:
   """Runs the baseline on `lines`; returns examples, tokens and seconds."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
+
   start = time.perf_counter()
   sp = spm.SentencePieceProcessor(model_file=spm_model_file)
   rng = random.Random(config.random_seed)
@@ -150,8 +158,10 @@ def run_original_baseline(lines: List[str], spm_model_file: str,
   with tf.io.TFRecordWriter(output_file) as writer:
     for tokens, segments, label, output, masked in instances:
       ids = [sp.piece_to_id(t) for t in output]
-      boundary = [1 if t in ("[CLS]", "[SEP]") or is_word_start_piece(t)
-                  else 0 for t in tokens]
+      boundary = [
+          1 if t in ("[CLS]", "[SEP]") or is_word_start_piece(t) else 0
+          for t in tokens
+      ]
       extra, extra_pred = pad_seq - len(ids), pad_pred - len(masked)
       features = collections.OrderedDict(
           input_ids=ints(ids + [0] * extra),
@@ -159,13 +169,23 @@ def run_original_baseline(lines: List[str], spm_model_file: str,
           segment_ids=ints(segments + [0] * extra),
           token_boundary=ints(boundary + [0] * extra),
           masked_lm_positions=ints([p for p, _ in masked] + [0] * extra_pred),
-          masked_lm_ids=ints([sp.piece_to_id(t) for _, t in masked] +
-                             [0] * extra_pred),
-          masked_lm_weights=tf.train.Feature(float_list=tf.train.FloatList(
-              value=[1.0] * len(masked) + [0.0] * extra_pred)),
-          next_sentence_labels=ints([label]))
-      writer.write(tf.train.Example(features=tf.train.Features(
-          feature=features)).SerializeToString())
-  return {"examples": len(instances),
-          "tokens": sum(len(inst[0]) for inst in instances),
-          "seconds": time.perf_counter() - start}
+          masked_lm_ids=ints(
+              [sp.piece_to_id(t) for _, t in masked] + [0] * extra_pred
+          ),
+          masked_lm_weights=tf.train.Feature(
+              float_list=tf.train.FloatList(
+                  value=[1.0] * len(masked) + [0.0] * extra_pred
+              )
+          ),
+          next_sentence_labels=ints([label]),
+      )
+      writer.write(
+          tf.train.Example(
+              features=tf.train.Features(feature=features)
+          ).SerializeToString()
+      )
+  return {
+      "examples": len(instances),
+      "tokens": sum(len(inst[0]) for inst in instances),
+      "seconds": time.perf_counter() - start,
+  }

@@ -55,25 +55,35 @@ def _exit_with_parent(parent_pid: int) -> None:
   """Ends a worker whose main process died (e.g. killed), not to linger."""
   while os.getppid() == parent_pid:
     time.sleep(1.0)
-  os._exit(1)  # pylint: disable=protected-access
+  os._exit(1)
 
 
-def _init_worker(model_proto: bytes, config: PretrainingDataConfig,
-                 parent_pid: Optional[int] = None) -> None:
+def _init_worker(
+    model_proto: bytes,
+    config: PretrainingDataConfig,
+    parent_pid: Optional[int] = None,
+) -> None:
   _worker_state["tokenizer"] = SentencePieceTokenizer(
-      model_proto, config.do_lower_case)
+      model_proto, config.do_lower_case
+  )
   _worker_state["config"] = config
   if parent_pid is not None:
-    threading.Thread(target=_exit_with_parent, args=(parent_pid,),
-                     daemon=True).start()
+    threading.Thread(
+        target=_exit_with_parent, args=(parent_pid,), daemon=True
+    ).start()
 
 
 def _write_unit(task) -> Tuple[Tuple[int, int], dict]:
   """Worker: one block and group of passes -> a record file in staging."""
   block, group, passes, staging_path = task
   stats = BlockStats()
-  records = generate_block(block, _worker_state["tokenizer"],
-                           _worker_state["config"], stats, passes=passes)
+  records = generate_block(
+      block,
+      _worker_state["tokenizer"],
+      _worker_state["config"],
+      stats,
+      passes=passes,
+  )
   unit = (block.index, group)
   return unit, StagingDirectory(staging_path).write_unit(unit, records, stats)
 
@@ -93,38 +103,60 @@ def _run_units(tasks, model_proto, config, num_workers) -> Iterator:
   workers = min(num_workers, len(tasks))
   queue = iter(tasks)
   context = multiprocessing.get_context("spawn")  # Safe beside TF threads.
-  with futures.ProcessPoolExecutor(workers, mp_context=context,
-                                   initializer=_init_worker,
-                                   initargs=(model_proto, config,
-                                             os.getpid())) as pool:
-    running = {pool.submit(_write_unit, task)
-               for task in itertools.islice(queue, 2 * workers)}
+  with futures.ProcessPoolExecutor(
+      workers,
+      mp_context=context,
+      initializer=_init_worker,
+      initargs=(model_proto, config, os.getpid()),
+  ) as pool:
+    running = {
+        pool.submit(_write_unit, task)
+        for task in itertools.islice(queue, 2 * workers)
+    }
     try:
       while running:
-        done, running = futures.wait(running,
-                                     return_when=futures.FIRST_COMPLETED)
+        done, running = futures.wait(
+            running, return_when=futures.FIRST_COMPLETED
+        )
         for future in done:
           yield future.result()
-          running.update(pool.submit(_write_unit, task)
-                         for task in itertools.islice(queue, 1))
+          running.update(
+              pool.submit(_write_unit, task)
+              for task in itertools.islice(queue, 1)
+          )
     finally:
       for future in running:  # On errors: start no more blocks.
         future.cancel()
 
 
 def _fingerprint(inputs, paths, config, model_sha256, gzipped) -> str:
-  key = json.dumps({
-      "config": config.to_dict(), "model": model_sha256, "gzip": gzipped,
-      "inputs": [(p, s, os.stat(p).st_mtime_ns) for p, s in inputs],
-      "outputs": paths}, sort_keys=True)
+  key = json.dumps(
+      {
+          "config": config.to_dict(),
+          "model": model_sha256,
+          "gzip": gzipped,
+          "inputs": [(p, s, os.stat(p).st_mtime_ns) for p, s in inputs],
+          "outputs": paths,
+      },
+      sort_keys=True,
+  )
   return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 class _Job:
   """One call: the plan, the staging directory and the bookkeeping."""
 
-  def __init__(self, *, input_file, output_file, num_output_shards,
-               manifest_file, config, model_sha256, gzipped):
+  def __init__(
+      self,
+      *,
+      input_file,
+      output_file,
+      num_output_shards,
+      manifest_file,
+      config,
+      model_sha256,
+      gzipped,
+  ):
     self.inputs = shards_lib.expand_inputs(input_file)
     self.paths = shards_lib.shard_paths(output_file, num_output_shards)
     if len(set(self.paths)) != len(self.paths):
@@ -133,32 +165,42 @@ class _Job:
     if clash:
       raise InputError(f"output {sorted(clash)[0]} is also an input")
     self.config, self.gzipped = config, gzipped
-    self.fingerprint = _fingerprint(self.inputs, self.paths, config,
-                                    model_sha256, gzipped)
+    self.fingerprint = _fingerprint(
+        self.inputs, self.paths, config, model_sha256, gzipped
+    )
     self.blocks = corpus_reader.plan_blocks(self.inputs, config.block_bytes)
     self.groups = pass_groups(len(self.blocks), config.dupe_factor)
     num_shards = len(self.paths)
     # A unit is (block index, pass group); a shard is its units in order.
     self.shard_units = [
-        [(b, g) for b in shards_lib.blocks_of_shard(s, num_shards,
-                                                     len(self.blocks))
-         for g in range(len(self.groups))]
-        for s in range(num_shards)]
+        [
+            (b, g)
+            for b in shards_lib.blocks_of_shard(s, num_shards, len(self.blocks))
+            for g in range(len(self.groups))
+        ]
+        for s in range(num_shards)
+    ]
     out_dir = os.path.dirname(self.paths[0])
-    stem = os.path.basename(shards_lib.split_extension(
-        output_file.split(",")[0].strip())[0])
+    stem = os.path.basename(
+        shards_lib.split_extension(output_file.split(",")[0].strip())[0]
+    )
     self.staging = StagingDirectory(
-        os.path.join(out_dir, f".{stem}.partial-{self.fingerprint}"))
+        os.path.join(out_dir, f".{stem}.partial-{self.fingerprint}")
+    )
     self.manifest_path = os.path.abspath(
-        manifest_file or os.path.join(out_dir, "manifest.json"))
+        manifest_file or os.path.join(out_dir, "manifest.json")
+    )
     self.unit_stats: Dict[Tuple[int, int], Optional[dict]] = {}
     self.shard_done: Dict[int, Optional[dict]] = {}
 
   def unit_bytes(self, unit: Tuple[int, int]) -> float:
     """The unit's share of the input, for progress."""
     block = self.blocks[unit[0]]
-    return ((block.end - block.start) * len(self.groups[unit[1]]) /
-            self.config.dupe_factor)
+    return (
+        (block.end - block.start)
+        * len(self.groups[unit[1]])
+        / self.config.dupe_factor
+    )
 
   def resume(self, progress: ProgressReporter) -> List:
     """Reads what earlier runs finished; returns the units still to do."""
@@ -167,16 +209,21 @@ class _Job:
     for shard, units in enumerate(self.shard_units):
       marker = self.shard_done[shard] = self.staging.shard_marker(shard)
       for unit in units:
-        stats = (marker["units"][unit_key(unit)] if marker
-                 else self.staging.unit_stats(unit))
+        stats = (
+            marker["units"][unit_key(unit)]
+            if marker
+            else self.staging.unit_stats(unit)
+        )
         self.unit_stats[unit] = stats
         if stats:
-          progress.skip(self.unit_bytes(unit), stats["documents"],
-                        stats["examples"])
+          progress.skip(
+              self.unit_bytes(unit), stats["documents"], stats["examples"]
+          )
         else:
           block, group = unit
-          tasks.append((self.blocks[block], group, self.groups[group],
-                        self.staging.path))
+          tasks.append(
+              (self.blocks[block], group, self.groups[group], self.staging.path)
+          )
     return tasks
 
   def finish_shard_if_ready(self, shard: int, on_shard_done) -> None:
@@ -184,7 +231,8 @@ class _Job:
     if self.shard_done[shard] or not all(self.unit_stats[u] for u in units):
       return
     self.shard_done[shard] = self.staging.assemble_shard(
-        shard, units, self.unit_stats, self.gzipped)
+        shard, units, self.unit_stats, self.gzipped
+    )
     if on_shard_done:
       on_shard_done(shard)
 
@@ -195,18 +243,28 @@ class _Job:
       for unit in self.shard_units[shard]:
         shard_total.add(BlockStats(**self.unit_stats[unit]))
       totals.add(shard_total)
-      entries.append({"file": os.path.basename(path),
-                      "num_examples": shard_total.examples,
-                      "num_tokens": shard_total.example_tokens})
+      entries.append(
+          {
+              "file": os.path.basename(path),
+              "num_examples": shard_total.examples,
+              "num_tokens": shard_total.example_tokens,
+          }
+      )
     return totals, entries
 
 
 def create_pretraining_data(
-    *, input_file: str, output_file: str, spm_model_file: str,
-    config: PretrainingDataConfig, num_output_shards: int = 1,
-    num_workers: Optional[int] = None, gzip: bool = False,
+    *,
+    input_file: str,
+    output_file: str,
+    spm_model_file: str,
+    config: PretrainingDataConfig,
+    num_output_shards: int = 1,
+    num_workers: Optional[int] = None,
+    gzip: bool = False,
     manifest_file: Optional[str] = None,
-    on_shard_done: Optional[Callable[[int], None]] = None) -> Dict:
+    on_shard_done: Optional[Callable[[int], None]] = None,
+) -> Dict:
   """Writes the pretraining TFRecords of a corpus; returns the manifest.
 
   Args:
@@ -223,39 +281,52 @@ def create_pretraining_data(
   Raises:
     InputError: bad input, model or options; nothing is left behind.
   """
-  tokenizer = SentencePieceTokenizer.from_file(spm_model_file,
-                                               config.do_lower_case)
+  tokenizer = SentencePieceTokenizer.from_file(
+      spm_model_file, config.do_lower_case
+  )
   with open(spm_model_file, "rb") as f:
     model_proto = f.read()
   model_sha256 = hashlib.sha256(model_proto).hexdigest()
-  job = _Job(input_file=input_file, output_file=output_file,
-             num_output_shards=num_output_shards, manifest_file=manifest_file,
-             config=config, model_sha256=model_sha256, gzipped=gzip)
+  job = _Job(
+      input_file=input_file,
+      output_file=output_file,
+      num_output_shards=num_output_shards,
+      manifest_file=manifest_file,
+      config=config,
+      model_sha256=model_sha256,
+      gzipped=gzip,
+  )
   try:
     with open(job.manifest_path, encoding="utf-8") as f:
       previous = json.load(f)
   except (OSError, ValueError):
     previous = None
-  if (previous and previous.get("fingerprint") == job.fingerprint and
-      all(os.path.exists(p) for p in job.paths)):
+  if (
+      previous
+      and previous.get("fingerprint") == job.fingerprint
+      and all(os.path.exists(p) for p in job.paths)
+  ):
     logging.info("%s is up to date", job.manifest_path)
     return previous
   # Every directory the outputs and the manifest need, made before any work
   # (so the end of a long run cannot fail on a missing one) and removed
   # again, deepest first, if the input turns out to be unusable.
   created = _missing_directories(
-      [os.path.dirname(p) for p in job.paths + [job.manifest_path]])
+      [os.path.dirname(p) for p in job.paths + [job.manifest_path]]
+  )
   for directory in created:
     os.makedirs(directory, exist_ok=True)
   try:
-    _generate(job, model_proto, num_workers or default_num_workers(),
-              on_shard_done)
+    _generate(
+        job, model_proto, num_workers or default_num_workers(), on_shard_done
+    )
     totals, shard_entries = job.totals()
     if not totals.examples:
       raise InputError(
           f"no examples: the input has no document that gives a pair of "
           f"segments ({totals.documents} documents, {totals.input_tokens} "
-          "tokens); check the input format and --spm_model_file")
+          "tokens); check the input format and --spm_model_file"
+      )
   except InputError:
     job.staging.remove()
     for directory in reversed(created):
@@ -263,14 +334,23 @@ def create_pretraining_data(
         os.rmdir(directory)
     raise
   manifest = manifest_lib.build_manifest(
-      config=config, inputs=job.inputs,
-      model_path=os.path.abspath(spm_model_file), model_sha256=model_sha256,
-      vocab_size=tokenizer.vocab_size, compression="GZIP" if gzip else "",
-      totals=totals.to_dict(), shards=shard_entries)
+      config=config,
+      inputs=job.inputs,
+      model_path=os.path.abspath(spm_model_file),
+      model_sha256=model_sha256,
+      vocab_size=tokenizer.vocab_size,
+      compression="GZIP" if gzip else "",
+      totals=totals.to_dict(),
+      shards=shard_entries,
+  )
   manifest["fingerprint"] = job.fingerprint
   job.staging.commit(job.paths, job.manifest_path, manifest)
-  logging.info("Wrote %d examples in %d shards; manifest %s",
-               totals.examples, len(job.paths), job.manifest_path)
+  logging.info(
+      "Wrote %d examples in %d shards; manifest %s",
+      totals.examples,
+      len(job.paths),
+      job.manifest_path,
+  )
   return manifest
 
 
@@ -285,19 +365,22 @@ def _missing_directories(directories: Sequence[str]) -> List[str]:
   return sorted(missing)
 
 
-def _generate(job: _Job, model_proto: bytes, num_workers: int,
-              on_shard_done) -> None:
+def _generate(
+    job: _Job, model_proto: bytes, num_workers: int, on_shard_done
+) -> None:
   """Runs the blocks still to do and stages every shard."""
   if len(job.blocks) < len(job.paths):
-    logging.warning("%d blocks for %d shards: some shards will be empty",
-                    len(job.blocks), len(job.paths))
+    logging.warning(
+        "%d blocks for %d shards: some shards will be empty",
+        len(job.blocks),
+        len(job.paths),
+    )
   progress = ProgressReporter(sum(size for _, size in job.inputs))
   tasks = job.resume(progress)
   for shard in range(len(job.paths)):  # Shards finished but not assembled.
     job.finish_shard_if_ready(shard, on_shard_done)
   for unit, stats in _run_units(tasks, model_proto, job.config, num_workers):
     job.unit_stats[unit] = stats
-    progress.update(job.unit_bytes(unit), stats["documents"],
-                    stats["examples"])
+    progress.update(job.unit_bytes(unit), stats["documents"], stats["examples"])
     job.finish_shard_if_ready(unit[0] % len(job.paths), on_shard_done)
   progress.update(0, 0, 0, force=True)

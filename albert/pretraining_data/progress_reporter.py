@@ -14,8 +14,12 @@ class ProgressReporter:
   ETA assumes the remaining input bytes go as fast as those done so far.
   """
 
-  def __init__(self, total_bytes: int, interval_seconds: float = 10.0,
-               clock=time.monotonic):
+  def __init__(
+      self,
+      total_bytes: int,
+      interval_seconds: float = 10.0,
+      clock=time.monotonic,
+  ):
     self._total = max(1, total_bytes)
     self._interval = interval_seconds
     self._clock = clock
@@ -32,25 +36,31 @@ class ProgressReporter:
     self.documents += documents
     self.examples += examples
 
-  def update(self, num_bytes: int, documents: int, examples: int,
-             force: bool = False) -> Optional[str]:
+  def update(
+      self, num_bytes: int, documents: int, examples: int, force: bool = False
+  ) -> Optional[str]:
     """Adds finished work; logs and returns the line when it is time."""
     self.bytes_done += num_bytes
     self.documents += documents
     self.examples += examples
     now = self._clock()
-    if not force and self._last is not None and (
-        now - self._last < self._interval):
+    if (
+        not force
+        and self._last is not None
+        and (now - self._last < self._interval)
+    ):
       return None
     self._last = now
     elapsed = max(now - self._start, 1e-9)
     fresh = self.bytes_done - self._skipped_bytes
     remaining = self._total - self.bytes_done
     eta = _duration(elapsed * remaining / fresh) if fresh > 0 else "?"
-    line = (f"{self.documents:,} documents, {self.examples:,} examples, "
-            f"{(self.examples - self._skipped_examples) / elapsed:,.0f} "
-            "examples/s, "
-            f"{self.bytes_done / 1e6:,.1f}/{self._total / 1e6:,.1f} MB, "
-            f"elapsed {_duration(elapsed)}, ETA {eta}")
+    line = (
+        f"{self.documents:,} documents, {self.examples:,} examples, "
+        f"{(self.examples - self._skipped_examples) / elapsed:,.0f} "
+        "examples/s, "
+        f"{self.bytes_done / 1e6:,.1f}/{self._total / 1e6:,.1f} MB, "
+        f"elapsed {_duration(elapsed)}, ETA {eta}"
+    )
     logging.info(line)
     return line

@@ -18,11 +18,24 @@ import textwrap
 import tokenize
 from typing import Iterator, List, Optional
 
-_SKIP_DIRS = frozenset((
-    "test", "tests", "idle_test", "__pycache__", "site-packages",
-    "dist-packages", "lib2to3", "turtledemo", "ensurepip", "pydoc_data"))
+_SKIP_DIRS = frozenset(
+    (
+        "test",
+        "tests",
+        "idle_test",
+        "__pycache__",
+        "site-packages",
+        "dist-packages",
+        "lib2to3",
+        "turtledemo",
+        "ensurepip",
+        "pydoc_data",
+    )
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
-_LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)]|[A-Za-z_][\w.]*\s*(\(.*\))?\s*:\s*$)")
+_LIST_ITEM = re.compile(
+    r"^\s*([-*+]|\d+[.)]|[A-Za-z_][\w.]*\s*(\(.*\))?\s*:\s*$)"
+)
 
 
 def stdlib_dir() -> str:
@@ -33,8 +46,10 @@ def _prose_paragraphs(text: str) -> Iterator[str]:
   """Paragraphs of running text: no code, no indented blocks, no lists."""
   for paragraph in re.split(r"\n\s*\n", inspect.cleandoc(text)):
     lines = textwrap.dedent(paragraph).split("\n")
-    if any(l.startswith((" ", "\t", ">>>", "...", "$")) or _LIST_ITEM.match(l)
-           for l in lines):
+    if any(
+        l.startswith((" ", "\t", ">>>", "...", "$")) or _LIST_ITEM.match(l)
+        for l in lines
+    ):
       continue
     text = " ".join(l.strip() for l in lines)
     letters = sum(c.isalpha() or c == " " for c in text)
@@ -83,8 +98,11 @@ def _source_files(root: str) -> Iterator[str]:
 def _help_topics(tree: ast.Module) -> Iterator[List[str]]:
   """pydoc's help topics (`topics = {name: text}`), one document each."""
   for node in tree.body:
-    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and
-        any(getattr(t, "id", None) == "topics" for t in node.targets)):
+    if (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Dict)
+        and any(getattr(t, "id", None) == "topics" for t in node.targets)
+    ):
       for key, value in zip(node.value.keys, node.value.values):
         if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
           doc = split_sentences(value.value)
@@ -113,8 +131,9 @@ def _parse(path: str) -> Optional[ast.Module]:
     return None  # Missing, or test data with other syntax or encodings.
 
 
-def write_sample_corpus(path: str, max_bytes: Optional[int] = None,
-                        root: Optional[str] = None) -> int:
+def write_sample_corpus(
+    path: str, max_bytes: Optional[int] = None, root: Optional[str] = None
+) -> int:
   """Writes the corpus (whole documents, up to max_bytes); returns its size.
 
   The file is written under a temporary name and renamed when complete.

@@ -23,8 +23,9 @@ from albert.text.tokenization import preprocess_text
 from official.io import atomic_write
 
 
-def sample_sentences(input_file: str, max_sentences: int, seed: int,
-                     lower: bool) -> List[str]:
+def sample_sentences(
+    input_file: str, max_sentences: int, seed: int, lower: bool
+) -> List[str]:
   """A uniform random sample of the normalised non-empty lines, shuffled.
 
   Raises:
@@ -40,8 +41,10 @@ def sample_sentences(input_file: str, max_sentences: int, seed: int,
         try:
           line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as e:
-          raise InputError(f"{path}, line {number}: not valid UTF-8 "
-                           f"({e.reason}); convert the file to UTF-8") from None
+          raise InputError(
+              f"{path}, line {number}: not valid UTF-8 "
+              f"({e.reason}); convert the file to UTF-8"
+          ) from None
         text = preprocess_text(line, lower)
         if not text:
           continue
@@ -57,14 +60,19 @@ def sample_sentences(input_file: str, max_sentences: int, seed: int,
   return sample
 
 
-def train_sentencepiece(*, input_file: str, model_prefix: str,
-                        vocab_size: int = 30000,
-                        max_sentences: int = 1_000_000,
-                        do_lower_case: bool = True,
-                        character_coverage: float = 0.99995,
-                        user_defined_symbols: Sequence[str] = (),
-                        hard_vocab_limit: bool = True, seed: int = 12345,
-                        num_threads: int = 0) -> Tuple[str, str]:
+def train_sentencepiece(
+    *,
+    input_file: str,
+    model_prefix: str,
+    vocab_size: int = 30000,
+    max_sentences: int = 1_000_000,
+    do_lower_case: bool = True,
+    character_coverage: float = 0.99995,
+    user_defined_symbols: Sequence[str] = (),
+    hard_vocab_limit: bool = True,
+    seed: int = 12345,
+    num_threads: int = 0,
+) -> Tuple[str, str]:
   """Trains and writes PREFIX.model and PREFIX.vocab; returns their paths.
 
   Args:
@@ -88,31 +96,47 @@ def train_sentencepiece(*, input_file: str, model_prefix: str,
   if vocab_size < len(CONTROL_PIECES) + 3:
     raise InputError(f"vocab_size={vocab_size} is too small")
   if not 0 < character_coverage <= 1:
-    raise InputError(f"character_coverage={character_coverage} must be in "
-                     "(0, 1]")
+    raise InputError(
+        f"character_coverage={character_coverage} must be in " "(0, 1]"
+    )
   sentences = sample_sentences(input_file, max_sentences, seed, do_lower_case)
   if not sentences:
     raise InputError(f"input {input_file} has no text")
   model = io.BytesIO()
   try:
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences), model_writer=model,
-        model_type="unigram", vocab_size=vocab_size, pad_id=0, unk_id=1,
-        bos_id=-1, eos_id=-1, control_symbols=list(CONTROL_PIECES),
+        sentence_iterator=iter(sentences),
+        model_writer=model,
+        model_type="unigram",
+        vocab_size=vocab_size,
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
+        control_symbols=list(CONTROL_PIECES),
         user_defined_symbols=list(user_defined_symbols),
-        character_coverage=character_coverage, input_sentence_size=0,
-        shuffle_input_sentence=False, hard_vocab_limit=hard_vocab_limit,
-        num_threads=num_threads or (os.cpu_count() or 1), minloglevel=1)
+        character_coverage=character_coverage,
+        input_sentence_size=0,
+        shuffle_input_sentence=False,
+        hard_vocab_limit=hard_vocab_limit,
+        num_threads=num_threads or (os.cpu_count() or 1),
+        minloglevel=1,
+    )
   except RuntimeError as e:
     reason = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
     raise InputError(f"SentencePiece training failed: {reason}") from None
   processor = spm.SentencePieceProcessor(model_proto=model.getvalue())
   vocab = "".join(
       f"{processor.id_to_piece(i)}\t{processor.get_score(i):g}\n"
-      for i in range(processor.get_piece_size()))
+      for i in range(processor.get_piece_size())
+  )
   model_path, vocab_path = model_prefix + ".model", model_prefix + ".vocab"
   atomic_write.write_atomic(model_path, model.getvalue())
   atomic_write.write_atomic(vocab_path, vocab.encode("utf-8"))
-  logging.info("Wrote %s (%d pieces) and %s", model_path,
-               processor.get_piece_size(), vocab_path)
+  logging.info(
+      "Wrote %s (%d pieces) and %s",
+      model_path,
+      processor.get_piece_size(),
+      vocab_path,
+  )
   return model_path, vocab_path

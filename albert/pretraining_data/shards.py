@@ -23,20 +23,25 @@ def expand_inputs(patterns: str) -> List[Tuple[str, int]]:
   """
   names = [p.strip() for p in patterns.split(",") if p.strip()]
   if not names:
-    raise InputError("no input: set --input_file to one or more files or "
-                     "globs, separated by commas")
+    raise InputError(
+        "no input: set --input_file to one or more files or "
+        "globs, separated by commas"
+    )
   files = {}
   for pattern in names:
-    matches = [m for m in glob.glob(os.path.expanduser(pattern))
-               if os.path.isfile(m)]
+    matches = [
+        m for m in glob.glob(os.path.expanduser(pattern)) if os.path.isfile(m)
+    ]
     if not matches:
       raise InputError(f"input {pattern} matches no file")
     for path in matches:
       files[os.path.abspath(path)] = os.path.getsize(path)
   ordered = sorted(files.items())
   if not sum(size for _, size in ordered):
-    raise InputError(f"input {patterns} is empty: expected text, one "
-                     "sentence per line, a blank line between documents")
+    raise InputError(
+        f"input {patterns} is empty: expected text, one "
+        "sentence per line, a blank line between documents"
+    )
   return ordered
 
 
@@ -64,16 +69,20 @@ def shard_paths(output_file: str, num_output_shards: int) -> List[str]:
     if num_output_shards not in (1, len(names)):
       raise InputError(
           f"--output_file names {len(names)} files but num_output_shards="
-          f"{num_output_shards}; give one name or as many as shards")
+          f"{num_output_shards}; give one name or as many as shards"
+      )
     return [os.path.abspath(n) for n in names]
   if num_output_shards == 1:
     return [os.path.abspath(names[0])]
   root, ext = split_extension(os.path.abspath(names[0]))
-  return [f"{root}-{i:05d}-of-{num_output_shards:05d}{ext}"
-          for i in range(num_output_shards)]
+  return [
+      f"{root}-{i:05d}-of-{num_output_shards:05d}{ext}"
+      for i in range(num_output_shards)
+  ]
 
 
-def blocks_of_shard(shard: int, num_shards: int,
-                    num_blocks: int) -> Sequence[int]:
+def blocks_of_shard(
+    shard: int, num_shards: int, num_blocks: int
+) -> Sequence[int]:
   """Indices of the blocks whose examples form `shard`, in order."""
   return range(shard, num_blocks, num_shards)

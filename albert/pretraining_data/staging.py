@@ -85,8 +85,9 @@ class StagingDirectory:
   def shard_marker(self, shard: int) -> Optional[dict]:
     return _read_json(self.shard(shard) + ".json")
 
-  def write_unit(self, unit: Tuple[int, int], records: Iterable[bytes],
-                 stats) -> dict:
+  def write_unit(
+      self, unit: Tuple[int, int], records: Iterable[bytes], stats
+  ) -> dict:
     """Writes a unit's records; `stats` is filled while they are drawn."""
     part = self.part(unit)
     with open(tmp_name(part), "wb") as f:
@@ -96,9 +97,13 @@ class StagingDirectory:
     write_json_atomic(part + ".json", result)
     return result
 
-  def assemble_shard(self, shard: int, units: Sequence[Tuple[int, int]],
-                     unit_stats: Dict[Tuple[int, int], dict],
-                     gzipped: bool) -> dict:
+  def assemble_shard(
+      self,
+      shard: int,
+      units: Sequence[Tuple[int, int]],
+      unit_stats: Dict[Tuple[int, int], dict],
+      gzipped: bool,
+  ) -> dict:
     """Concatenates finished units into the shard; drops their files."""
     staged = self.shard(shard)
     with open(tmp_name(staged), "wb") as raw:
@@ -122,8 +127,9 @@ class StagingDirectory:
           os.remove(path)
     return marker
 
-  def commit(self, paths: Sequence[str], manifest_path: str,
-             manifest: dict) -> None:
+  def commit(
+      self, paths: Sequence[str], manifest_path: str, manifest: dict
+  ) -> None:
     """Moves the shards, then the manifest, into place; removes staging."""
     if os.path.exists(manifest_path):
       os.remove(manifest_path)  # No manifest while shards are replaced.

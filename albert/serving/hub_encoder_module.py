@@ -33,20 +33,30 @@ class HubEncoderModule(tf.Module):
   are served by the TF2 `mlm` signature above.
   """
 
-  def __init__(self, pretrainer: AlbertPretrainer,
-               spm_model_file: Optional[str] = None,
-               do_lower_case: bool = True, name: str = "albert_encoder"):
+  def __init__(
+      self,
+      pretrainer: AlbertPretrainer,
+      spm_model_file: Optional[str] = None,
+      do_lower_case: bool = True,
+      name: str = "albert_encoder",
+  ):
     super().__init__(name=name)
     self.pretrainer = pretrainer
     self.encoder = pretrainer.encoder
     self.do_lower_case = do_lower_case
-    self.vocab_file = (tf.saved_model.Asset(spm_model_file)
-                       if spm_model_file else None)
+    self.vocab_file = (
+        tf.saved_model.Asset(spm_model_file) if spm_model_file else None
+    )
 
   def _outputs(self, input_word_ids, input_mask, input_type_ids):
-    return self.encoder({"input_word_ids": input_word_ids,
-                         "input_mask": input_mask,
-                         "input_type_ids": input_type_ids}, training=False)
+    return self.encoder(
+        {
+            "input_word_ids": input_word_ids,
+            "input_mask": input_mask,
+            "input_type_ids": input_type_ids,
+        },
+        training=False,
+    )
 
   @tf.function(input_signature=[_IDS, _IDS, _IDS])
   def encode(self, input_word_ids, input_mask, input_type_ids):
@@ -59,44 +69,72 @@ class HubEncoderModule(tf.Module):
     }
 
   @tf.function(input_signature=[_IDS, _IDS, _IDS, _IDS])
-  def mlm(self, input_word_ids, input_mask, input_type_ids, masked_lm_positions):
-    outputs = self.pretrainer({"input_word_ids": input_word_ids,
-                               "input_mask": input_mask,
-                               "input_type_ids": input_type_ids,
-                               "masked_lm_positions": masked_lm_positions},
-                              training=False)
-    return {k: outputs[k] for k in ("mlm_logits", "sentence_order_logits",
-                                    "pooled_output", "sequence_output")}
+  def mlm(
+      self, input_word_ids, input_mask, input_type_ids, masked_lm_positions
+  ):
+    outputs = self.pretrainer(
+        {
+            "input_word_ids": input_word_ids,
+            "input_mask": input_mask,
+            "input_type_ids": input_type_ids,
+            "masked_lm_positions": masked_lm_positions,
+        },
+        training=False,
+    )
+    return {
+        k: outputs[k]
+        for k in (
+            "mlm_logits",
+            "sentence_order_logits",
+            "pooled_output",
+            "sequence_output",
+        )
+    }
 
   def _original_inputs(self, input_ids, input_mask, segment_ids):
-    named = {"input_ids": input_ids, "input_mask": input_mask,
-             "segment_ids": segment_ids}
+    named = {
+        "input_ids": input_ids,
+        "input_mask": input_mask,
+        "segment_ids": segment_ids,
+    }
     return {features.RECORD_TO_MODEL[k]: v for k, v in named.items()}
 
   @tf.function(input_signature=[_IDS, _IDS, _IDS])
   def tokens(self, input_ids, input_mask, segment_ids):
     outputs = self._outputs(
-        **self._original_inputs(input_ids, input_mask, segment_ids))
-    return {"pooled_output": outputs["pooled_output"],
-            "sequence_output": outputs["sequence_output"]}
+        **self._original_inputs(input_ids, input_mask, segment_ids)
+    )
+    return {
+        "pooled_output": outputs["pooled_output"],
+        "sequence_output": outputs["sequence_output"],
+    }
 
   @tf.function(input_signature=[_IDS, _IDS, _IDS])
   def sop(self, input_ids, input_mask, segment_ids):
     outputs = self._outputs(
-        **self._original_inputs(input_ids, input_mask, segment_ids))
+        **self._original_inputs(input_ids, input_mask, segment_ids)
+    )
     logits = self.pretrainer.sentence_order(outputs["pooled_output"])  # [B, 2]
-    return {"pooled_output": outputs["pooled_output"],
-            "sequence_output": outputs["sequence_output"],
-            "sop_log_probs": tf.nn.log_softmax(tf.cast(logits, tf.float32))}
+    return {
+        "pooled_output": outputs["pooled_output"],
+        "sequence_output": outputs["sequence_output"],
+        "sop_log_probs": tf.nn.log_softmax(tf.cast(logits, tf.float32)),
+    }
 
   @tf.function(input_signature=[])
   def tokenization_info(self):
-    return {"vocab_file": self.vocab_file.asset_path,
-            "do_lower_case": tf.constant(self.do_lower_case)}
+    return {
+        "vocab_file": self.vocab_file.asset_path,
+        "do_lower_case": tf.constant(self.do_lower_case),
+    }
 
   def signatures(self):
-    signatures = {"serving_default": self.encode, "mlm": self.mlm,
-                  "tokens": self.tokens, "sop": self.sop}
+    signatures = {
+        "serving_default": self.encode,
+        "mlm": self.mlm,
+        "tokens": self.tokens,
+        "sop": self.sop,
+    }
     if self.vocab_file is not None:
       signatures["tokenization_info"] = self.tokenization_info
     return signatures

@@ -31,8 +31,10 @@ def _code_point_class(predicate) -> str:
     elif not inside and start is not None:
       ranges.append((start, cp - 1))
       start = None
-  parts = [f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}"
-           for a, b in ranges]
+  parts = [
+      f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}"
+      for a, b in ranges
+  ]
   return "[" + "".join(parts) + "]"
 
 
@@ -46,26 +48,36 @@ class AlbertPreprocessor(tf.Module):
     do_lower_case: lower-case before SentencePiece (as the data tool did).
   """
 
-  def __init__(self, spm_model_file: str, seq_length: int = 128,
-               do_lower_case: bool = True, name: str = "albert_preprocessor"):
+  def __init__(
+      self,
+      spm_model_file: str,
+      seq_length: int = 128,
+      do_lower_case: bool = True,
+      name: str = "albert_preprocessor",
+  ):
     super().__init__(name=name)
     if seq_length < 3:
-      raise ValueError(f"seq_length={seq_length} must be >= 3 ([CLS] x [SEP] "
-                       "[SEP])")
+      raise ValueError(
+          f"seq_length={seq_length} must be >= 3 ([CLS] x [SEP] " "[SEP])"
+      )
     self.spm_model = tf.saved_model.Asset(spm_model_file)
     with open(spm_model_file, "rb") as f:
       model_proto = f.read()
     self.seq_length = seq_length
     self.do_lower_case = do_lower_case
-    self.tokenizer = tf_text.SentencepieceTokenizer(model=model_proto,
-                                                    out_type=tf.int32)
+    self.tokenizer = tf_text.SentencepieceTokenizer(
+        model=model_proto, out_type=tf.int32
+    )
     ids = self.tokenizer.string_to_id(["[CLS]", "[SEP]", "[MASK]", "<pad>"])
     self.cls_id, self.sep_id, self.mask_id, self.pad_id = (
-        int(i) for i in ids.numpy())
+        int(i) for i in ids.numpy()
+    )
     unk = int(self.tokenizer.string_to_id("<unk>").numpy())
     if unk in (self.cls_id, self.sep_id, self.mask_id):
-      raise ValueError(f"{spm_model_file} lacks [CLS], [SEP] or [MASK]; train "
-                       "it with tools/train_sentencepiece.py")
+      raise ValueError(
+          f"{spm_model_file} lacks [CLS], [SEP] or [MASK]; train "
+          "it with tools/train_sentencepiece.py"
+      )
     self._whitespace = _code_point_class(str.isspace) + "+"
     self._combining = _code_point_class(lambda c: unicodedata.combining(c) != 0)
     self._digit_comma = ".*" + _code_point_class(str.isdigit) + ","
@@ -97,26 +109,34 @@ class AlbertPreprocessor(tf.Module):
     which = tf.where(flagged)[:, 0]
     flagged_pieces = tf.gather(pieces, which)
     core = tf.strings.regex_replace(
-        tf.strings.regex_replace(flagged_pieces, ",$", ""), "\u2581", "")
+        tf.strings.regex_replace(flagged_pieces, ",$", ""), "\u2581", ""
+    )
     sub = self.tokenizer.tokenize(core)  # [F, (pieces of the digits)]
     first = self.tokenizer.id_to_string(sub[:, :1].flat_values)
     # Re-encoding adds a leading space mark; keep it only if the piece had one.
-    fix = (~tf.strings.regex_full_match(flagged_pieces, "\u2581.*") &
-           tf.strings.regex_full_match(first, "\u2581.*"))
+    fix = ~tf.strings.regex_full_match(
+        flagged_pieces, "\u2581.*"
+    ) & tf.strings.regex_full_match(first, "\u2581.*")
     bare = tf.strings.regex_replace(first, "^\u2581", "")
     keep_first = ~(fix & tf.equal(bare, ""))
-    first_id = tf.where(fix, self.tokenizer.string_to_id(bare),
-                        sub[:, :1].flat_values)
+    first_id = tf.where(
+        fix, self.tokenizer.string_to_id(bare), sub[:, :1].flat_values
+    )
     first_row = tf.RaggedTensor.from_row_lengths(
-        tf.boolean_mask(first_id, keep_first), tf.cast(keep_first, tf.int64))
+        tf.boolean_mask(first_id, keep_first), tf.cast(keep_first, tf.int64)
+    )
     commas = tf.fill([tf.shape(which)[0], 1], self.comma_id)
     replaced = tf.concat([first_row, sub[:, 1:], commas], axis=1)  # [F, (k)]
     # Row i of the result: [id_i], or its replacement when piece i is flagged.
-    table = tf.concat([tf.RaggedTensor.from_tensor(flat[:, tf.newaxis]),
-                       replaced], axis=0)
+    table = tf.concat(
+        [tf.RaggedTensor.from_tensor(flat[:, tf.newaxis]), replaced], axis=0
+    )
     rank = tf.cumsum(tf.cast(flagged, tf.int64)) - 1
-    index = tf.where(flagged, tf.size(flat, tf.int64) + rank,
-                     tf.range(tf.size(flat, tf.int64)))
+    index = tf.where(
+        flagged,
+        tf.size(flat, tf.int64) + rank,
+        tf.range(tf.size(flat, tf.int64)),
+    )
     return ids.with_flat_values(tf.gather(table, index)).merge_dims(1, 2)
 
   def tokenize_with_masks(self, text: tf.Tensor) -> tf.RaggedTensor:
@@ -140,21 +160,28 @@ class AlbertPreprocessor(tf.Module):
     trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
     return self.pack_trimmed(trimmed)
 
-  def pack_trimmed(self, segments: List[tf.RaggedTensor]) -> Dict[str, tf.Tensor]:
+  def pack_trimmed(
+      self, segments: List[tf.RaggedTensor]
+  ) -> Dict[str, tf.Tensor]:
     """`pack` for segments already trimmed to fit (tasks with their own rule).
 
     Returns:
       int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
     """
     ids, type_ids = tf_text.combine_segments(
-        segments, start_of_sequence_id=self.cls_id,
-        end_of_segment_id=self.sep_id)
-    word_ids, mask = tf_text.pad_model_inputs(ids, self.seq_length,
-                                              pad_value=self.pad_id)
+        segments,
+        start_of_sequence_id=self.cls_id,
+        end_of_segment_id=self.sep_id,
+    )
+    word_ids, mask = tf_text.pad_model_inputs(
+        ids, self.seq_length, pad_value=self.pad_id
+    )
     type_ids, _ = tf_text.pad_model_inputs(type_ids, self.seq_length)
-    return {"input_word_ids": tf.cast(word_ids, tf.int32),
-            "input_mask": tf.cast(mask, tf.int32),
-            "input_type_ids": tf.cast(type_ids, tf.int32)}
+    return {
+        "input_word_ids": tf.cast(word_ids, tf.int32),
+        "input_mask": tf.cast(mask, tf.int32),
+        "input_type_ids": tf.cast(type_ids, tf.int32),
+    }
 
   @staticmethod
   def check_same_batch(**inputs: tf.Tensor) -> None:
@@ -166,11 +193,14 @@ class AlbertPreprocessor(tf.Module):
     (first, tensor), *rest = inputs.items()
     for name, other in rest:
       tf.debugging.assert_equal(
-          tf.shape(other)[0], tf.shape(tensor)[0],
-          message=f"{first} and {name} must hold the same number of examples")
+          tf.shape(other)[0],
+          tf.shape(tensor)[0],
+          message=f"{first} and {name} must hold the same number of examples",
+      )
 
-  def __call__(self, text: tf.Tensor,
-               second: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
+  def __call__(
+      self, text: tf.Tensor, second: Optional[tf.Tensor] = None
+  ) -> Dict[str, tf.Tensor]:
     """One or two string [B] segments -> packed encoder inputs."""
     segments = [self.tokenize(text)]
     if second is not None:

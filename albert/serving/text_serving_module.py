@@ -23,9 +23,14 @@ class TextServingModule(tf.Module):
       probability that `second` follows `first`), sentence_order_logits [B, 2].
   """
 
-  def __init__(self, pretrainer: AlbertPretrainer,
-               preprocessor: AlbertPreprocessor, top_k: int = 5,
-               jit_compile: bool = True, name: str = "albert_serving"):
+  def __init__(
+      self,
+      pretrainer: AlbertPretrainer,
+      preprocessor: AlbertPreprocessor,
+      top_k: int = 5,
+      jit_compile: bool = True,
+      name: str = "albert_serving",
+  ):
     super().__init__(name=name)
     self.pretrainer = pretrainer
     self.preprocessor = preprocessor
@@ -33,15 +38,19 @@ class TextServingModule(tf.Module):
     # The model part is compiled with XLA (the SentencePiece ops cannot be).
     self._encode = tf.function(
         lambda inputs: self.pretrainer.encoder(inputs, training=False),
-        jit_compile=jit_compile, autograph=False)
+        jit_compile=jit_compile,
+        autograph=False,
+    )
 
   @tf.function(input_signature=[_TEXT])
   def serve(self, text):
     inputs = self.preprocessor(text)
     outputs = self._encode(inputs)
-    return {"pooled_output": outputs["pooled_output"],
-            "sequence_output": outputs["sequence_output"],
-            "input_mask": inputs["input_mask"]}
+    return {
+        "pooled_output": outputs["pooled_output"],
+        "sequence_output": outputs["sequence_output"],
+        "input_mask": inputs["input_mask"],
+    }
 
   @tf.function(input_signature=[_TEXT])
   def fill_mask(self, text):
@@ -49,8 +58,11 @@ class TextServingModule(tf.Module):
     inputs = p.pack([p.tokenize_with_masks(text)])
     is_mask = tf.equal(inputs["input_word_ids"], p.mask_id)  # [B, T]
     positions = tf.ragged.boolean_mask(
-        tf.broadcast_to(tf.range(p.seq_length, dtype=tf.int32),
-                        tf.shape(is_mask)), is_mask)  # [B, (M)]
+        tf.broadcast_to(
+            tf.range(p.seq_length, dtype=tf.int32), tf.shape(is_mask)
+        ),
+        is_mask,
+    )  # [B, (M)]
     valid = tf.ragged.boolean_mask(tf.ones_like(is_mask), is_mask).to_tensor()
     positions = positions.to_tensor(default_value=0)  # [B, M]
     encoded = self._encode(inputs)
@@ -61,18 +73,26 @@ class TextServingModule(tf.Module):
     pieces = p.tokenizer.id_to_string(tf.maximum(ids, 0))
     tokens = tf.strings.regex_replace(pieces, "^\u2581", "")  # word-start mark
     tokens = tf.where(keep, tokens, "")
-    return {"top_k_ids": ids, "top_k_tokens": tokens,
-            "top_k_scores": tf.where(keep, scores, 0.0),
-            "mask_positions": tf.where(keep[..., 0], positions, -1)}
+    return {
+        "top_k_ids": ids,
+        "top_k_tokens": tokens,
+        "top_k_scores": tf.where(keep, scores, 0.0),
+        "mask_positions": tf.where(keep[..., 0], positions, -1),
+    }
 
   @tf.function(input_signature=[_TEXT, _TEXT])
   def sentence_order(self, first, second):
     inputs = self.preprocessor(first, second)
     outputs = self._encode(inputs)
     logits = self.pretrainer.sentence_order(outputs["pooled_output"])
-    return {"in_order_probability": tf.nn.softmax(logits)[:, 0],
-            "sentence_order_logits": logits}
+    return {
+        "in_order_probability": tf.nn.softmax(logits)[:, 0],
+        "sentence_order_logits": logits,
+    }
 
   def signatures(self):
-    return {"serving_default": self.serve, "fill_mask": self.fill_mask,
-            "sentence_order": self.sentence_order}
+    return {
+        "serving_default": self.serve,
+        "fill_mask": self.fill_mask,
+        "sentence_order": self.sentence_order,
+    }

@@ -28,18 +28,22 @@ class ClassificationTask(FinetuneTask):
     if self.is_regression:
       return tf.square(outputs["logits"][:, 0] - batch["label"])
     return tf_keras.losses.sparse_categorical_crossentropy(
-        batch["label"], outputs["logits"], from_logits=True)
+        batch["label"], outputs["logits"], from_logits=True
+    )
 
   def compute_loss(self, outputs, batch, totals):
     loss = tf.reduce_sum(self._per_example_loss(outputs, batch)) / (
-        totals["examples"])
+        totals["examples"]
+    )
     return {"loss": loss}
 
   def build_metrics(self) -> List[tf_keras.metrics.Metric]:
     if self.is_regression:
       return [tf_keras.metrics.Mean(name="squared_error")]
-    return [tf_keras.metrics.SparseCategoricalAccuracy(name="accuracy"),
-            tf_keras.metrics.Mean(name="cross_entropy")]
+    return [
+        tf_keras.metrics.SparseCategoricalAccuracy(name="accuracy"),
+        tf_keras.metrics.Mean(name="cross_entropy"),
+    ]
 
   def update_metrics(self, metrics, outputs, batch):
     by_name = {m.name: m for m in metrics}

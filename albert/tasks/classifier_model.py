@@ -29,9 +29,15 @@ class AlbertClassifier(EncoderWithHeads):
     {"logits": float32 [B, num_classes]}.
   """
 
-  def __init__(self, encoder: AlbertEncoder, *, num_classes: int,
-               dropout_rate: float = 0.1, name: str = "albert_classifier",
-               **kwargs):
+  def __init__(
+      self,
+      encoder: AlbertEncoder,
+      *,
+      num_classes: int,
+      dropout_rate: float = 0.1,
+      name: str = "albert_classifier",
+      **kwargs,
+  ):
     super().__init__(name=name, **kwargs)
     if num_classes < 1:
       raise ValueError(f"num_classes={num_classes} must be >= 1")
@@ -42,8 +48,10 @@ class AlbertClassifier(EncoderWithHeads):
     self.classifier = tf_keras.layers.Dense(
         num_classes,
         kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=encoder.config.initializer_range),
-        name="classifier")
+            stddev=encoder.config.initializer_range
+        ),
+        name="classifier",
+    )
 
   def dummy_inputs(self) -> Dict[str, tf.Tensor]:
     """All-zero inputs of the right shapes and dtypes, to build the weights."""

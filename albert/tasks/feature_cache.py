@@ -39,15 +39,24 @@ def _to_example(feature: Mapping[str, Any], spec: FeatureSpec) -> bytes:
   for name, tensor_spec in spec.items():
     array = np.asarray(feature[name]).reshape(-1)
     if tensor_spec.dtype.is_floating:
-      values[name] = tf.train.Feature(float_list=tf.train.FloatList(value=array))
+      values[name] = tf.train.Feature(
+          float_list=tf.train.FloatList(value=array)
+      )
     else:
-      values[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=array))
+      values[name] = tf.train.Feature(
+          int64_list=tf.train.Int64List(value=array)
+      )
   return tf.train.Example(
-      features=tf.train.Features(feature=values)).SerializeToString()
+      features=tf.train.Features(feature=values)
+  ).SerializeToString()
 
 
-def write_features(path: str, features: Iterable[Mapping[str, Any]],
-                   spec: FeatureSpec, total: Optional[int] = None) -> int:
+def write_features(
+    path: str,
+    features: Iterable[Mapping[str, Any]],
+    spec: FeatureSpec,
+    total: Optional[int] = None,
+) -> int:
   """Writes `features` (numpy-like values per spec key) to a TFRecord file.
 
   The file appears under `path` only when complete; returns the record count.
@@ -66,9 +75,14 @@ def write_features(path: str, features: Iterable[Mapping[str, Any]],
   return count
 
 
-def cached_features(cache_dir: str, name: str, digest: str,
-                    make_features: Callable[[], Iterable[Mapping[str, Any]]],
-                    spec: FeatureSpec, total: Optional[int] = None) -> tuple:
+def cached_features(
+    cache_dir: str,
+    name: str,
+    digest: str,
+    make_features: Callable[[], Iterable[Mapping[str, Any]]],
+    spec: FeatureSpec,
+    total: Optional[int] = None,
+) -> tuple:
   """(TFRecord path, record count) of a cache entry, converting on a miss.
 
   Args:
@@ -90,16 +104,24 @@ def cached_features(cache_dir: str, name: str, digest: str,
   logging.info("Converting features into %s", path)
   count = write_features(path, make_features(), spec, total)
   spec_json = {k: [list(s.shape), s.dtype.name] for k, s in spec.items()}
-  atomic_write.write_atomic(manifest, json.dumps(
-      {"count": count, "spec": spec_json}, indent=2, sort_keys=True))
+  atomic_write.write_atomic(
+      manifest,
+      json.dumps({"count": count, "spec": spec_json}, indent=2, sort_keys=True),
+  )
   return path, count
 
 
-def record_dataset(path: str, spec: FeatureSpec, *, batch_size: int,
-                   training: bool,
-                   input_context: Optional[tf.distribute.InputContext] = None,
-                   seed: int = 0, skip_examples: int = 0,
-                   shuffle_buffer_size: int = 10000) -> tf.data.Dataset:
+def record_dataset(
+    path: str,
+    spec: FeatureSpec,
+    *,
+    batch_size: int,
+    training: bool,
+    input_context: Optional[tf.distribute.InputContext] = None,
+    seed: int = 0,
+    skip_examples: int = 0,
+    shuffle_buffer_size: int = 10000,
+) -> tf.data.Dataset:
   """Batches of cached features (int32 / float32 as in `spec`).
 
   Training: each pipeline reads every num_input_pipelines-th record, repeats
@@ -109,31 +131,40 @@ def record_dataset(path: str, spec: FeatureSpec, *, batch_size: int,
   """
   dataset = tf.data.TFRecordDataset(path)
   if input_context and input_context.num_input_pipelines > 1:
-    dataset = dataset.shard(input_context.num_input_pipelines,
-                            input_context.input_pipeline_id)
+    dataset = dataset.shard(
+        input_context.num_input_pipelines, input_context.input_pipeline_id
+    )
   if training:
-    dataset = dataset.repeat().shuffle(shuffle_buffer_size, seed=seed,
-                                       reshuffle_each_iteration=True)
+    dataset = dataset.repeat().shuffle(
+        shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True
+    )
   if skip_examples:
     dataset = dataset.skip(skip_examples)
   dataset = dataset.batch(batch_size, drop_remainder=training)
   parse_spec = {
       name: tf.io.FixedLenFeature(
-          s.shape, tf.float32 if s.dtype.is_floating else tf.int64)
-      for name, s in spec.items()}
+          s.shape, tf.float32 if s.dtype.is_floating else tf.int64
+      )
+      for name, s in spec.items()
+  }
 
   def parse(records):
     parsed = tf.io.parse_example(records, parse_spec)
     return {name: tf.cast(parsed[name], spec[name].dtype) for name in spec}
 
-  dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE,
-                        deterministic=True)
+  dataset = dataset.map(
+      parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+  )
   return data.finish_pipeline(dataset)
 
 
-def stack_features(features: Sequence[Mapping[str, Any]],
-                   spec: FeatureSpec) -> Dict[str, np.ndarray]:
+def stack_features(
+    features: Sequence[Mapping[str, Any]], spec: FeatureSpec
+) -> Dict[str, np.ndarray]:
   """In-memory features -> {name: array [N, ...]} in the spec's dtypes."""
-  return {name: np.stack([np.asarray(f[name]) for f in features]).astype(
-      s.dtype.as_numpy_dtype).reshape((len(features),) + tuple(s.shape))
-          for name, s in spec.items()}
+  return {
+      name: np.stack([np.asarray(f[name]) for f in features])
+      .astype(s.dtype.as_numpy_dtype)
+      .reshape((len(features),) + tuple(s.shape))
+      for name, s in spec.items()
+  }

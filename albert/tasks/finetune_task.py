@@ -67,31 +67,39 @@ class FinetuneTask(Task, abc.ABC):
   eval_splits: Tuple[str, ...] = ("dev",)
   predict_splits: Tuple[str, ...] = ("test",)
 
-  def __init__(self, *, data_dir: Optional[str] = None,
-               spm_model_file: Optional[str] = None,
-               do_lower_case: bool = True,
-               seq_length: int = 512,
-               global_batch_size: int = 32,
-               eval_batch_size: int = 32,
-               dropout_rate: float = 0.1,
-               shuffle_buffer_size: int = 10000,
-               seed: int = 12345,
-               cache_dir: Optional[str] = None,
-               model_config: Optional[AlbertConfig] = None):
+  def __init__(
+      self,
+      *,
+      data_dir: Optional[str] = None,
+      spm_model_file: Optional[str] = None,
+      do_lower_case: bool = True,
+      seq_length: int = 512,
+      global_batch_size: int = 32,
+      eval_batch_size: int = 32,
+      dropout_rate: float = 0.1,
+      shuffle_buffer_size: int = 10000,
+      seed: int = 12345,
+      cache_dir: Optional[str] = None,
+      model_config: Optional[AlbertConfig] = None,
+  ):
     cls = type(self).__name__
-    for arg, value in (("seq_length", seq_length),
-                       ("global_batch_size", global_batch_size),
-                       ("eval_batch_size", eval_batch_size),
-                       ("shuffle_buffer_size", shuffle_buffer_size)):
+    for arg, value in (
+        ("seq_length", seq_length),
+        ("global_batch_size", global_batch_size),
+        ("eval_batch_size", eval_batch_size),
+        ("shuffle_buffer_size", shuffle_buffer_size),
+    ):
       if value <= 0:
         raise ValueError(f"{cls}.{arg}={value} must be > 0")
     if not 0.0 <= dropout_rate < 1.0:
       raise ValueError(f"{cls}.dropout_rate={dropout_rate} must be in [0, 1)")
     self.config = model_config or AlbertConfig()
     if seq_length > self.config.max_position_embeddings:
-      raise ValueError(f"{cls}.seq_length={seq_length} exceeds AlbertConfig."
-                       "max_position_embeddings="
-                       f"{self.config.max_position_embeddings}")
+      raise ValueError(
+          f"{cls}.seq_length={seq_length} exceeds AlbertConfig."
+          "max_position_embeddings="
+          f"{self.config.max_position_embeddings}"
+      )
     self.data_dir = data_dir
     self.spm_model_file = spm_model_file
     self.do_lower_case = do_lower_case
@@ -101,8 +109,9 @@ class FinetuneTask(Task, abc.ABC):
     self.dropout_rate = dropout_rate
     self.shuffle_buffer_size = shuffle_buffer_size
     self.seed = seed
-    self.cache_dir = cache_dir or (os.path.join(data_dir, "cache")
-                                   if data_dir else None)
+    self.cache_dir = cache_dir or (
+        os.path.join(data_dir, "cache") if data_dir else None
+    )
     self._tokenizer = None
     self._train_records = None  # (path, count) once converted
     self.num_train_examples = None  # examples (not features) once read
@@ -116,8 +125,9 @@ class FinetuneTask(Task, abc.ABC):
     """The examples of `split`, read from `data_dir`; one-line errors."""
 
   @abc.abstractmethod
-  def featurize(self, examples: Sequence[Any], *,
-                training: bool) -> Iterable[Dict[str, Any]]:
+  def featurize(
+      self, examples: Sequence[Any], *, training: bool
+  ) -> Iterable[Dict[str, Any]]:
     """Feature dicts (one or more per example) with every `feature_spec` key."""
 
   @abc.abstractmethod
@@ -129,19 +139,30 @@ class FinetuneTask(Task, abc.ABC):
     return {}
 
   @abc.abstractmethod
-  def evaluate_outputs(self, split: str, examples: Sequence[Any],
-                       features: Sequence[Dict[str, Any]],
-                       outputs: Outputs) -> Dict[str, float]:
+  def evaluate_outputs(
+      self,
+      split: str,
+      examples: Sequence[Any],
+      features: Sequence[Dict[str, Any]],
+      outputs: Outputs,
+  ) -> Dict[str, float]:
     """The official metrics of `split` from the model's outputs."""
 
   @abc.abstractmethod
-  def write_predictions(self, split: str, examples: Sequence[Any],
-                        features: Sequence[Dict[str, Any]], outputs: Outputs,
-                        output_dir: str) -> List[str]:
+  def write_predictions(
+      self,
+      split: str,
+      examples: Sequence[Any],
+      features: Sequence[Dict[str, Any]],
+      outputs: Outputs,
+      output_dir: str,
+  ) -> List[str]:
     """Writes the split's prediction files (atomically); returns their paths."""
 
   @abc.abstractmethod
-  def serving_module(self, model, preprocessor: AlbertPreprocessor) -> tf.Module:
+  def serving_module(
+      self, model, preprocessor: AlbertPreprocessor
+  ) -> tf.Module:
     """A module with `signatures()` answering raw-text requests."""
 
   def use_eval_results(self, results: Dict[str, float]) -> None:
@@ -155,40 +176,53 @@ class FinetuneTask(Task, abc.ABC):
     """The Python SentencePiece tokenizer (what the data tool used)."""
     if self._tokenizer is None:
       if not self.spm_model_file:
-        raise ValueError(f"{self.name}: --spm_model_file is required (the "
-                         "SentencePiece model of pretraining)")
+        raise ValueError(
+            f"{self.name}: --spm_model_file is required (the "
+            "SentencePiece model of pretraining)"
+        )
       self._tokenizer = SentencePieceTokenizer.from_file(
-          self.spm_model_file, lower=self.do_lower_case)
+          self.spm_model_file, lower=self.do_lower_case
+      )
       if self._tokenizer.vocab_size != self.config.vocab_size:
         raise ValueError(
             f"{self.spm_model_file} has {self._tokenizer.vocab_size} pieces "
             f"but AlbertConfig.vocab_size is {self.config.vocab_size}; pass the "
-            "SentencePiece model the checkpoint was pretrained with")
+            "SentencePiece model the checkpoint was pretrained with"
+        )
     return self._tokenizer
 
   def preprocessor(self) -> AlbertPreprocessor:
     """The in-graph tokenizer for serving (same normalisation and pieces)."""
     _ = self.tokenizer  # checks that the model is given and fits the vocabulary
-    return AlbertPreprocessor(self.spm_model_file, self.seq_length,
-                              self.do_lower_case)
+    return AlbertPreprocessor(
+        self.spm_model_file, self.seq_length, self.do_lower_case
+    )
 
-  def pack(self, first: Sequence[int],
-           second: Optional[Sequence[int]] = None) -> Dict[str, np.ndarray]:
+  def pack(
+      self, first: Sequence[int], second: Optional[Sequence[int]] = None
+  ) -> Dict[str, np.ndarray]:
     """[CLS] first [SEP] (second [SEP]) padded to seq_length (already trimmed).
 
     Returns int32 [seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
     """
-    return pack_segments(first, second, cls_id=self.tokenizer.cls_id,
-                         sep_id=self.tokenizer.sep_id,
-                         seq_length=self.seq_length)
+    return pack_segments(
+        first,
+        second,
+        cls_id=self.tokenizer.cls_id,
+        sep_id=self.tokenizer.sep_id,
+        seq_length=self.seq_length,
+    )
 
   def _require_data_dir(self) -> str:
     if not self.data_dir:
-      raise ValueError(f"{self.name}: --data_dir is required (the task's "
-                       "downloaded files)")
+      raise ValueError(
+          f"{self.name}: --data_dir is required (the task's "
+          "downloaded files)"
+      )
     if not os.path.isdir(self.data_dir):
-      raise ValueError(f"{self.name}: data_dir {self.data_dir} is not a "
-                       "directory")
+      raise ValueError(
+          f"{self.name}: data_dir {self.data_dir} is not a " "directory"
+      )
     return self.data_dir
 
   def prepare_training_data(self) -> int:
@@ -202,41 +236,57 @@ class FinetuneTask(Task, abc.ABC):
       _ = self.tokenizer  # fail early on a missing model or wrong vocabulary
       examples = self.read_examples(self.train_split)
       self.num_train_examples = len(examples)
-      key = {"task": self.name, "split": self.train_split,
-             "spm_sha256": file_sha256(self.spm_model_file),
-             "do_lower_case": self.do_lower_case,
-             "seq_length": self.seq_length,
-             "options": self.feature_options()}
+      key = {
+          "task": self.name,
+          "split": self.train_split,
+          "spm_sha256": file_sha256(self.spm_model_file),
+          "do_lower_case": self.do_lower_case,
+          "seq_length": self.seq_length,
+          "options": self.feature_options(),
+      }
       self._train_records = feature_cache.cached_features(
           self.cache_dir,
           f"{self.name}-{self.train_split}-seq{self.seq_length}",
           feature_cache.cache_digest(key, examples),
           lambda: self.featurize(examples, training=True),
-          self.feature_spec(), total=len(examples))
+          self.feature_spec(),
+          total=len(examples),
+      )
       if not self._train_records[1]:
-        raise ValueError(f"{self.name}: the {self.train_split} split of "
-                         f"{self.data_dir} gave no training features")
+        raise ValueError(
+            f"{self.name}: the {self.train_split} split of "
+            f"{self.data_dir} gave no training features"
+        )
     return self._train_records[1]
 
-  def build_inputs(self, input_context, *, training, batch_size,
-                   skip_examples=0):
+  def build_inputs(
+      self, input_context, *, training, batch_size, skip_examples=0
+  ):
     if not training:
-      raise ValueError(f"{self.name}: evaluation runs through predict(), "
-                       "over whole splits")
+      raise ValueError(
+          f"{self.name}: evaluation runs through predict(), "
+          "over whole splits"
+      )
     path, _ = self._train_records or (None, None)
     if path is None:
       raise ValueError("prepare_training_data() must run before training")
     return feature_cache.record_dataset(
-        path, self.feature_spec(), batch_size=batch_size, training=True,
-        input_context=input_context, seed=self.seed,
+        path,
+        self.feature_spec(),
+        batch_size=batch_size,
+        training=True,
+        input_context=input_context,
+        seed=self.seed,
         skip_examples=skip_examples,
-        shuffle_buffer_size=self.shuffle_buffer_size)
+        shuffle_buffer_size=self.shuffle_buffer_size,
+    )
 
   def model_config_dict(self) -> Dict[str, Any]:
     return self.config.to_dict()
 
-  def predict(self, model, split: str
-             ) -> Tuple[Sequence[Any], List[Dict[str, Any]], Outputs]:
+  def predict(
+      self, model, split: str
+  ) -> Tuple[Sequence[Any], List[Dict[str, Any]], Outputs]:
     """Runs `model` over a whole split in order.
 
     Returns:
@@ -247,17 +297,25 @@ class FinetuneTask(Task, abc.ABC):
       examples = self.read_examples(split)
       features = list(self.featurize(examples, training=False))
       if not features:
-        raise ValueError(f"{self.name}: the {split} split of {self.data_dir} "
-                         "holds no examples")
-      self._split_features[split] = (examples, features, feature_cache.
-                                     stack_features(features,
-                                                    self.feature_spec()))
+        raise ValueError(
+            f"{self.name}: the {split} split of {self.data_dir} "
+            "holds no examples"
+        )
+      self._split_features[split] = (
+          examples,
+          features,
+          feature_cache.stack_features(features, self.feature_spec()),
+      )
     examples, features, arrays = self._split_features[split]
-    dataset = tf.data.Dataset.from_tensor_slices(arrays).batch(
-        self.eval_batch_size).prefetch(tf.data.AUTOTUNE)
+    dataset = (
+        tf.data.Dataset.from_tensor_slices(arrays)
+        .batch(self.eval_batch_size)
+        .prefetch(tf.data.AUTOTUNE)
+    )
     if model not in self._predict_steps:  # traced once, for every split
       self._predict_steps[model] = tf.function(
-          lambda batch: model(batch, training=False), reduce_retracing=True)
+          lambda batch: model(batch, training=False), reduce_retracing=True
+      )
     step = self._predict_steps[model]
     chunks = collections.defaultdict(list)
     progress = Progress(len(features))
@@ -265,20 +323,26 @@ class FinetuneTask(Task, abc.ABC):
       for name, value in step(batch).items():
         chunks[name].append(value.numpy())
       progress.update(progress.done + len(batch["input_word_ids"]))
-    logging.info("%s %s: predicted %s", self.name, split,
-                 progress.describe("features"))
+    logging.info(
+        "%s %s: predicted %s", self.name, split, progress.describe("features")
+    )
     outputs = {name: np.concatenate(parts) for name, parts in chunks.items()}
     return examples, features, outputs
 
-  def evaluate(self, model, splits: Optional[Sequence[str]] = None
-              ) -> Dict[str, float]:
+  def evaluate(
+      self, model, splits: Optional[Sequence[str]] = None
+  ) -> Dict[str, float]:
     """Official metrics of every eval split, keyed `split/metric`."""
     results = {}
     for split in splits or self.eval_splits:
       metrics = self.evaluate_outputs(split, *self.predict(model, split))
       results.update({f"{split}/{k}": float(v) for k, v in metrics.items()})
-      logging.info("%s %s: %s", self.name, split, " | ".join(
-          f"{k} {v:.4f}" for k, v in sorted(metrics.items())))
+      logging.info(
+          "%s %s: %s",
+          self.name,
+          split,
+          " | ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items())),
+      )
     return results
 
   def predict_to_files(self, model, output_dir: str) -> List[str]:
@@ -286,14 +350,20 @@ class FinetuneTask(Task, abc.ABC):
     os.makedirs(output_dir, exist_ok=True)
     paths = []
     for split in self.predict_splits:
-      paths += self.write_predictions(split, *self.predict(model, split),
-                                      output_dir)
+      paths += self.write_predictions(
+          split, *self.predict(model, split), output_dir
+      )
     return paths
 
 
-def pack_segments(first: Sequence[int], second: Optional[Sequence[int]] = None,
-                  *, cls_id: int, sep_id: int,
-                  seq_length: int) -> Dict[str, np.ndarray]:
+def pack_segments(
+    first: Sequence[int],
+    second: Optional[Sequence[int]] = None,
+    *,
+    cls_id: int,
+    sep_id: int,
+    seq_length: int,
+) -> Dict[str, np.ndarray]:
   """[CLS] first [SEP] (second [SEP]) padded with `<pad>` (id 0).
 
   The segments must already fit. Returns int32 [seq_length]
@@ -306,8 +376,10 @@ def pack_segments(first: Sequence[int], second: Optional[Sequence[int]] = None,
     ids += [*second, sep_id]
     types += [1] * (len(second) + 1)
   if len(ids) > seq_length:
-    raise ValueError(f"packed length {len(ids)} exceeds seq_length="
-                     f"{seq_length}; trim the segments first")
+    raise ValueError(
+        f"packed length {len(ids)} exceeds seq_length="
+        f"{seq_length}; trim the segments first"
+    )
   pad = seq_length - len(ids)
   return {
       "input_word_ids": np.array(ids + [0] * pad, np.int32),

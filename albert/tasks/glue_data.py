@@ -39,6 +39,7 @@ class TsvColumns:
     index: column whose value goes into the guid (test files; the submission
       needs it), None to use the row number.
   """
+
   header: bool
   num_columns: int
   text_a: int
@@ -66,6 +67,7 @@ class GlueTaskSpec:
     model_task: the task whose fine-tuned model makes the predictions
       ("mnli" for AX, else the task itself).
   """
+
   name: str
   directory: str
   labels: Optional[Tuple[str, ...]]
@@ -90,87 +92,172 @@ _SPLITS = {"train": "train.tsv", "dev": "dev.tsv", "test": "test.tsv"}
 _ACCURACY = ("accuracy",)
 _ACCURACY_F1 = ("accuracy", "f1", "accuracy_and_f1")
 # Pair tasks whose files are: header, index, sentence 1, sentence 2[, label].
-_PAIR = TsvColumns(header=True, num_columns=4, text_a=1, text_b=2, label=3,
-                   index=None)
-_PAIR_TEST = TsvColumns(header=True, num_columns=3, text_a=1, text_b=2,
-                        label=None, index=0)
+_PAIR = TsvColumns(
+    header=True, num_columns=4, text_a=1, text_b=2, label=3, index=None
+)
+_PAIR_TEST = TsvColumns(
+    header=True, num_columns=3, text_a=1, text_b=2, label=None, index=0
+)
 
 
-def _task(name: str, labels: Optional[Tuple[str, ...]],
-          metric_names: Tuple[str, ...], labeled_columns: TsvColumns,
-          test_columns: TsvColumns) -> GlueTaskSpec:
+def _task(
+    name: str,
+    labels: Optional[Tuple[str, ...]],
+    metric_names: Tuple[str, ...],
+    labeled_columns: TsvColumns,
+    test_columns: TsvColumns,
+) -> GlueTaskSpec:
   """A task with the usual train/dev/test files in a directory `name`."""
   return GlueTaskSpec(
-      name=name, directory=name, labels=labels, splits=dict(_SPLITS),
-      eval_splits=("dev",), predict_splits=("test",),
-      metric_names=metric_names, submission_files={"test": f"{name}.tsv"},
-      labeled_columns=labeled_columns, test_columns=test_columns,
-      model_task=name.lower().replace("-", ""))
+      name=name,
+      directory=name,
+      labels=labels,
+      splits=dict(_SPLITS),
+      eval_splits=("dev",),
+      predict_splits=("test",),
+      metric_names=metric_names,
+      submission_files={"test": f"{name}.tsv"},
+      labeled_columns=labeled_columns,
+      test_columns=test_columns,
+      model_task=name.lower().replace("-", ""),
+  )
 
 
 GLUE_TASKS: Dict[str, GlueTaskSpec] = {
     "cola": _task(
-        "CoLA", _BINARY, ("accuracy", "mcc"),
+        "CoLA",
+        _BINARY,
+        ("accuracy", "mcc"),
         # No header: source, label, original label, sentence.
-        TsvColumns(header=False, num_columns=4, text_a=3, text_b=None,
-                   label=1, index=None),
-        TsvColumns(header=True, num_columns=2, text_a=1, text_b=None,
-                   label=None, index=0)),
+        TsvColumns(
+            header=False,
+            num_columns=4,
+            text_a=3,
+            text_b=None,
+            label=1,
+            index=None,
+        ),
+        TsvColumns(
+            header=True,
+            num_columns=2,
+            text_a=1,
+            text_b=None,
+            label=None,
+            index=0,
+        ),
+    ),
     "sst2": _task(
-        "SST-2", _BINARY, _ACCURACY,
-        TsvColumns(header=True, num_columns=2, text_a=0, text_b=None,
-                   label=1, index=None),
-        TsvColumns(header=True, num_columns=2, text_a=1, text_b=None,
-                   label=None, index=0)),
+        "SST-2",
+        _BINARY,
+        _ACCURACY,
+        TsvColumns(
+            header=True,
+            num_columns=2,
+            text_a=0,
+            text_b=None,
+            label=1,
+            index=None,
+        ),
+        TsvColumns(
+            header=True,
+            num_columns=2,
+            text_a=1,
+            text_b=None,
+            label=None,
+            index=0,
+        ),
+    ),
     "mrpc": _task(
-        "MRPC", _BINARY, _ACCURACY_F1,
+        "MRPC",
+        _BINARY,
+        _ACCURACY_F1,
         # Quality, #1 ID, #2 ID, #1 String, #2 String (test: index, ...).
-        TsvColumns(header=True, num_columns=5, text_a=3, text_b=4, label=0,
-                   index=None),
-        TsvColumns(header=True, num_columns=5, text_a=3, text_b=4,
-                   label=None, index=0)),
+        TsvColumns(
+            header=True, num_columns=5, text_a=3, text_b=4, label=0, index=None
+        ),
+        TsvColumns(
+            header=True, num_columns=5, text_a=3, text_b=4, label=None, index=0
+        ),
+    ),
     "stsb": _task(
-        "STS-B", None, ("pearson", "spearman", "corr"),
-        TsvColumns(header=True, num_columns=10, text_a=7, text_b=8, label=-1,
-                   index=None),
-        TsvColumns(header=True, num_columns=9, text_a=7, text_b=8,
-                   label=None, index=0)),
+        "STS-B",
+        None,
+        ("pearson", "spearman", "corr"),
+        TsvColumns(
+            header=True,
+            num_columns=10,
+            text_a=7,
+            text_b=8,
+            label=-1,
+            index=None,
+        ),
+        TsvColumns(
+            header=True, num_columns=9, text_a=7, text_b=8, label=None, index=0
+        ),
+    ),
     "qqp": _task(
-        "QQP", _BINARY, _ACCURACY_F1,
+        "QQP",
+        _BINARY,
+        _ACCURACY_F1,
         # id, qid1, qid2, question1, question2, is_duplicate.
-        TsvColumns(header=True, num_columns=6, text_a=3, text_b=4, label=5,
-                   index=None),
-        TsvColumns(header=True, num_columns=3, text_a=1, text_b=2,
-                   label=None, index=0)),
+        TsvColumns(
+            header=True, num_columns=6, text_a=3, text_b=4, label=5, index=None
+        ),
+        TsvColumns(
+            header=True, num_columns=3, text_a=1, text_b=2, label=None, index=0
+        ),
+    ),
     "mnli": GlueTaskSpec(
-        name="MNLI", directory="MNLI", labels=_MNLI,
-        splits={"train": "train.tsv", "dev_matched": "dev_matched.tsv",
-                "dev_mismatched": "dev_mismatched.tsv",
-                "test_matched": "test_matched.tsv",
-                "test_mismatched": "test_mismatched.tsv"},
+        name="MNLI",
+        directory="MNLI",
+        labels=_MNLI,
+        splits={
+            "train": "train.tsv",
+            "dev_matched": "dev_matched.tsv",
+            "dev_mismatched": "dev_mismatched.tsv",
+            "test_matched": "test_matched.tsv",
+            "test_mismatched": "test_mismatched.tsv",
+        },
         eval_splits=("dev_matched", "dev_mismatched"),
         predict_splits=("test_matched", "test_mismatched"),
         metric_names=_ACCURACY,
-        submission_files={"test_matched": "MNLI-m.tsv",
-                          "test_mismatched": "MNLI-mm.tsv"},
+        submission_files={
+            "test_matched": "MNLI-m.tsv",
+            "test_mismatched": "MNLI-mm.tsv",
+        },
         # Sentences in columns 8 and 9; gold label last (train has 12
         # columns, dev 16 with the five annotator labels).
-        labeled_columns=TsvColumns(header=True, num_columns=11, text_a=8,
-                                   text_b=9, label=-1, index=None),
-        test_columns=TsvColumns(header=True, num_columns=10, text_a=8,
-                                text_b=9, label=None, index=0),
-        model_task="mnli"),
+        labeled_columns=TsvColumns(
+            header=True,
+            num_columns=11,
+            text_a=8,
+            text_b=9,
+            label=-1,
+            index=None,
+        ),
+        test_columns=TsvColumns(
+            header=True, num_columns=10, text_a=8, text_b=9, label=None, index=0
+        ),
+        model_task="mnli",
+    ),
     "qnli": _task("QNLI", _NLI, _ACCURACY, _PAIR, _PAIR_TEST),
     "rte": _task("RTE", _NLI, _ACCURACY, _PAIR, _PAIR_TEST),
     "wnli": _task("WNLI", _BINARY, _ACCURACY, _PAIR, _PAIR_TEST),
     # The diagnostic set: index, sentence1, sentence2. GLUE scores it with
     # Matthews correlation over the three MNLI classes.
     "ax": GlueTaskSpec(
-        name="AX", directory="diagnostic", labels=_MNLI,
-        splits={"test": "diagnostic.tsv"}, eval_splits=(),
-        predict_splits=("test",), metric_names=("accuracy", "mcc"),
-        submission_files={"test": "AX.tsv"}, labeled_columns=None,
-        test_columns=_PAIR_TEST, model_task="mnli"),
+        name="AX",
+        directory="diagnostic",
+        labels=_MNLI,
+        splits={"test": "diagnostic.tsv"},
+        eval_splits=(),
+        predict_splits=("test",),
+        metric_names=("accuracy", "mcc"),
+        submission_files={"test": "AX.tsv"},
+        labeled_columns=None,
+        test_columns=_PAIR_TEST,
+        model_task="mnli",
+    ),
 }
 
 
@@ -178,8 +265,9 @@ def get_glue_task(task: str) -> GlueTaskSpec:
   """The spec of `task`: a key of GLUE_TASKS, or its GLUE name ("SST-2")."""
   key = task.lower().replace("-", "")
   if key not in GLUE_TASKS:
-    raise InputError(f"unknown GLUE task {task!r}; known tasks: "
-                     f"{', '.join(GLUE_TASKS)}")
+    raise InputError(
+        f"unknown GLUE task {task!r}; known tasks: " f"{', '.join(GLUE_TASKS)}"
+    )
   return GLUE_TASKS[key]
 
 
@@ -187,8 +275,10 @@ def glue_file(task: str, data_dir: str, split: str) -> str:
   """The path of `split` of `task` in the GLUE layout under `data_dir`."""
   spec = get_glue_task(task)
   if split not in spec.splits:
-    raise InputError(f"GLUE {spec.name} has no split {split!r}; its splits "
-                     f"are {', '.join(spec.splits)}")
+    raise InputError(
+        f"GLUE {spec.name} has no split {split!r}; its splits "
+        f"are {', '.join(spec.splits)}"
+    )
   return os.path.join(data_dir, spec.directory, spec.splits[split])
 
 
@@ -214,30 +304,43 @@ def read_glue(task: str, data_dir: str, split: str) -> List[TextExample]:
   if not os.path.isfile(path):
     raise InputError(
         f"{path}: no such file; the GLUE layout (download_glue_data.py) "
-        f"keeps it at DATA_DIR/{spec.directory}/{spec.splits[split]}")
-  columns = (spec.test_columns if split in spec.predict_splits
-             else spec.labeled_columns)
+        f"keeps it at DATA_DIR/{spec.directory}/{spec.splits[split]}"
+    )
+  columns = (
+      spec.test_columns
+      if split in spec.predict_splits
+      else spec.labeled_columns
+  )
   what = f"is this the GLUE {spec.name} {spec.splits[split]}?"
   examples = []
   for line, row, num_columns in _rows(path, columns, what):
     where = f"{path}:{line}"
     if len(row) != num_columns:
-      raise InputError(f"{where}: expected {num_columns} tab-separated "
-                       f"columns, found {len(row)}; {what}")
+      raise InputError(
+          f"{where}: expected {num_columns} tab-separated "
+          f"columns, found {len(row)}; {what}"
+      )
     index = row[columns.index] if columns.index is not None else len(examples)
-    examples.append(TextExample(
-        guid=f"{split}-{index}",
-        text_a=row[columns.text_a],
-        text_b=row[columns.text_b] if columns.text_b is not None else None,
-        label=(_label(spec, row[columns.label], where, what)
-               if columns.label is not None else None)))
+    examples.append(
+        TextExample(
+            guid=f"{split}-{index}",
+            text_a=row[columns.text_a],
+            text_b=row[columns.text_b] if columns.text_b is not None else None,
+            label=(
+                _label(spec, row[columns.label], where, what)
+                if columns.label is not None
+                else None
+            ),
+        )
+    )
   if not examples:
     raise InputError(f"{path}: no examples; {what}")
   return examples
 
 
-def _rows(path: str, columns: TsvColumns,
-          what: str) -> Iterator[Tuple[int, List[str], int]]:
+def _rows(
+    path: str, columns: TsvColumns, what: str
+) -> Iterator[Tuple[int, List[str], int]]:
   """Yields (line number, fields, expected column count) for each data row.
 
   Blank lines are skipped. The header, if any, is checked and not yielded.
@@ -255,7 +358,8 @@ def _rows(path: str, columns: TsvColumns,
             raise InputError(
                 f"{path}:{reader.line_num}: the header has {len(row)} "
                 f"tab-separated columns, expected at least {num_columns}; "
-                f"{what}")
+                f"{what}"
+            )
           num_columns = len(row)
           header_pending = False
           continue
@@ -266,8 +370,9 @@ def _rows(path: str, columns: TsvColumns,
     raise InputError(f"{path}: {e}; {what}") from None
 
 
-def _label(spec: GlueTaskSpec, value: str, where: str,
-           what: str) -> Union[str, float]:
+def _label(
+    spec: GlueTaskSpec, value: str, where: str, what: str
+) -> Union[str, float]:
   """The label of one row: a label string, or a float score for STS-B."""
   if spec.is_regression:
     try:
@@ -278,6 +383,7 @@ def _label(spec: GlueTaskSpec, value: str, where: str,
       raise InputError(f"{where}: score {value!r} is not a number; {what}")
     return score
   if value not in spec.labels:
-    raise InputError(f"{where}: label {value!r} is not one of "
-                     f"{spec.labels}; {what}")
+    raise InputError(
+        f"{where}: label {value!r} is not one of " f"{spec.labels}; {what}"
+    )
   return value

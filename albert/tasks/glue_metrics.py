@@ -17,9 +17,11 @@ def _pair(predictions, labels, dtype) -> Tuple[np.ndarray, np.ndarray]:
   predictions = np.asarray(predictions, dtype=dtype).reshape(-1)
   labels = np.asarray(labels, dtype=dtype).reshape(-1)
   if predictions.shape != labels.shape or not labels.size:
-    raise ValueError(f"predictions ({predictions.size} values) and labels "
-                     f"({labels.size} values) must be equally long and "
-                     "non-empty")
+    raise ValueError(
+        f"predictions ({predictions.size} values) and labels "
+        f"({labels.size} values) must be equally long and "
+        "non-empty"
+    )
   return predictions, labels
 
 
@@ -135,5 +137,6 @@ def glue_metrics(task: str, predictions, labels) -> Dict[str, float]:
     (STS-B).
   """
   spec = get_glue_task(task)
-  return {name: _METRICS[name](predictions, labels)
-          for name in spec.metric_names}
+  return {
+      name: _METRICS[name](predictions, labels) for name in spec.metric_names
+  }

@@ -18,10 +18,13 @@ from official.io import atomic_write
 _MAX_SCORE = 5.0  # STS-B similarity scores lie in [0, 5].
 
 
-def write_submission(task: str, split: str,
-                     guids_or_indices: Sequence[Union[str, int]],
-                     predictions: Sequence[Union[int, float]],
-                     output_dir: str) -> str:
+def write_submission(
+    task: str,
+    split: str,
+    guids_or_indices: Sequence[Union[str, int]],
+    predictions: Sequence[Union[int, float]],
+    output_dir: str,
+) -> str:
   """Writes the submission file of one test split, atomically.
 
   Args:
@@ -44,12 +47,16 @@ def write_submission(task: str, split: str,
   """
   spec = get_glue_task(task)
   if split not in spec.predict_splits:
-    raise InputError(f"GLUE {spec.name} has no test split {split!r}; its "
-                     f"test splits are {', '.join(spec.predict_splits)}")
+    raise InputError(
+        f"GLUE {spec.name} has no test split {split!r}; its "
+        f"test splits are {', '.join(spec.predict_splits)}"
+    )
   if len(guids_or_indices) != len(predictions):
-    raise InputError(f"{len(guids_or_indices)} guids but "
-                     f"{len(predictions)} predictions for GLUE {spec.name} "
-                     f"{split}; pass one prediction per test example")
+    raise InputError(
+        f"{len(guids_or_indices)} guids but "
+        f"{len(predictions)} predictions for GLUE {spec.name} "
+        f"{split}; pass one prediction per test example"
+    )
   lines = ["index\tprediction"]
   for guid, prediction in zip(guids_or_indices, predictions):
     lines.append(f"{_index(guid, split)}\t{_prediction(spec, prediction)}")
@@ -63,11 +70,13 @@ def _index(guid: Union[str, int], split: str) -> str:
   """The test-file index in a guid "{split}-{index}" or a bare index."""
   index = str(guid)
   if index.startswith(f"{split}-"):
-    index = index[len(split) + 1:]
+    index = index[len(split) + 1 :]
   if not index.isdigit():
-    raise InputError(f"guid {guid!r} is neither '{split}-<index>' nor an "
-                     f"index; pass the guids read_glue gave the {split} "
-                     "examples")
+    raise InputError(
+        f"guid {guid!r} is neither '{split}-<index>' nor an "
+        f"index; pass the guids read_glue gave the {split} "
+        "examples"
+    )
   return index
 
 
@@ -75,11 +84,15 @@ def _prediction(spec: GlueTaskSpec, prediction: Union[int, float]) -> str:
   """A class index as its label string, or a score as "%.3f" in [0, 5]."""
   if spec.is_regression:
     if not math.isfinite(prediction):
-      raise InputError(f"STS-B prediction {prediction} is not a finite "
-                       "number; check the model's outputs")
+      raise InputError(
+          f"STS-B prediction {prediction} is not a finite "
+          "number; check the model's outputs"
+      )
     return f"{float(np.clip(prediction, 0.0, _MAX_SCORE)):.3f}"
   if int(prediction) != prediction or not 0 <= prediction < len(spec.labels):
-    raise InputError(f"prediction {prediction} is not a class index of "
-                     f"GLUE {spec.name} (0..{len(spec.labels) - 1} for "
-                     f"{spec.labels})")
+    raise InputError(
+        f"prediction {prediction} is not a class index of "
+        f"GLUE {spec.name} (0..{len(spec.labels) - 1} for "
+        f"{spec.labels})"
+    )
   return spec.labels[int(prediction)]

@@ -26,8 +26,12 @@ AX = "ax"
 # The inputs of the original classifier export's tf.Examples.
 ORIGINAL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # What picks the best checkpoint (GLUE's headline number of each task).
-MAIN_METRICS = {"cola": "mcc", "stsb": "corr", "mrpc": "accuracy_and_f1",
-                "qqp": "accuracy_and_f1"}
+MAIN_METRICS = {
+    "cola": "mcc",
+    "stsb": "corr",
+    "mrpc": "accuracy_and_f1",
+    "qqp": "accuracy_and_f1",
+}
 
 
 def truncate_pair(first: List[int], second: List[int], budget: int):
@@ -56,9 +60,11 @@ class GlueTask(ClassificationTask):
     super().__init__(**kwargs)
     spec = glue_data.get_glue_task(task_name)
     if spec.model_task != task_name:
-      raise ValueError(f"GlueTask.task_name={task_name!r}: {spec.name} is "
-                       f"predicted by the {spec.model_task} model (its test "
-                       f"set is written by task_name='{spec.model_task}')")
+      raise ValueError(
+          f"GlueTask.task_name={task_name!r}: {spec.name} is "
+          f"predicted by the {spec.model_task} model (its test "
+          f"set is written by task_name='{spec.model_task}')"
+      )
     self.spec = spec
     self.name = task_name
     self.main_metric = MAIN_METRICS.get(task_name, "accuracy")
@@ -72,8 +78,11 @@ class GlueTask(ClassificationTask):
 
   def _predict_ax(self) -> bool:
     """MNLI also writes AX.tsv when the diagnostic file is present."""
-    return self.name == "mnli" and bool(self.data_dir) and os.path.exists(
-        glue_data.glue_file(AX, self.data_dir, "test"))
+    return (
+        self.name == "mnli"
+        and bool(self.data_dir)
+        and os.path.exists(glue_data.glue_file(AX, self.data_dir, "test"))
+    )
 
   def predict_to_files(self, model, output_dir: str) -> List[str]:
     paths = super().predict_to_files(model, output_dir)
@@ -89,11 +98,14 @@ class GlueTask(ClassificationTask):
 
   def feature_spec(self):
     shape = [self.seq_length]
-    return {"input_word_ids": tf.TensorSpec(shape, tf.int32),
-            "input_mask": tf.TensorSpec(shape, tf.int32),
-            "input_type_ids": tf.TensorSpec(shape, tf.int32),
-            "label": tf.TensorSpec(
-                [], tf.float32 if self.is_regression else tf.int32)}
+    return {
+        "input_word_ids": tf.TensorSpec(shape, tf.int32),
+        "input_mask": tf.TensorSpec(shape, tf.int32),
+        "input_type_ids": tf.TensorSpec(shape, tf.int32),
+        "label": tf.TensorSpec(
+            [], tf.float32 if self.is_regression else tf.int32
+        ),
+    }
 
   def _label(self, label) -> float:
     if label is None:  # test sets
@@ -108,17 +120,22 @@ class GlueTask(ClassificationTask):
     for example in examples:
       first = tok.tokenize(example.text_a)
       if example.text_b is None:
-        feature = self.pack(first[:self.seq_length - 2])
+        feature = self.pack(first[: self.seq_length - 2])
       else:
-        feature = self.pack(*truncate_pair(first, tok.tokenize(example.text_b),
-                                           self.seq_length - 3))
+        feature = self.pack(
+            *truncate_pair(
+                first, tok.tokenize(example.text_b), self.seq_length - 3
+            )
+        )
       feature["label"] = self._label(example.label)
       yield feature
 
   def build_model(self):
     return AlbertClassifier.from_config_object(
-        self.config, num_classes=self.num_classes,
-        dropout_rate=self.dropout_rate)
+        self.config,
+        num_classes=self.num_classes,
+        dropout_rate=self.dropout_rate,
+    )
 
   def _predictions(self, outputs) -> np.ndarray:
     """Class indices [N], or scores [N] for regression."""
@@ -128,19 +145,29 @@ class GlueTask(ClassificationTask):
 
   def evaluate_outputs(self, split, examples, features, outputs):
     labels = np.array([f["label"] for f in features])
-    return glue_metrics.glue_metrics(self.name, self._predictions(outputs),
-                                     labels)
+    return glue_metrics.glue_metrics(
+        self.name, self._predictions(outputs), labels
+    )
 
   def write_predictions(self, split, examples, features, outputs, output_dir):
     task, file_split = (AX, "test") if split == AX else (self.name, split)
-    return [glue_submission.write_submission(
-        task, file_split, [e.guid for e in examples],
-        self._predictions(outputs), output_dir)]
+    return [
+        glue_submission.write_submission(
+            task,
+            file_split,
+            [e.guid for e in examples],
+            self._predictions(outputs),
+            output_dir,
+        )
+    ]
 
   def serving_module(self, model, preprocessor):
     return GlueServingModule(
-        model, preprocessor, labels=self.spec.labels,
-        pair=self.spec.labeled_columns.text_b is not None)
+        model,
+        preprocessor,
+        labels=self.spec.labels,
+        pair=self.spec.labeled_columns.text_b is not None,
+    )
 
 
 _TEXT = tf.TensorSpec([None], tf.string)
@@ -160,17 +187,24 @@ class GlueServingModule(tf.Module):
   `predictions` int32 [B] (regression: only `predictions`, float32 scores).
   """
 
-  def __init__(self, model: AlbertClassifier, preprocessor: AlbertPreprocessor,
-               *, labels: Optional[Sequence[str]], pair: bool,
-               name: str = "glue_serving"):
+  def __init__(
+      self,
+      model: AlbertClassifier,
+      preprocessor: AlbertPreprocessor,
+      *,
+      labels: Optional[Sequence[str]],
+      pair: bool,
+      name: str = "glue_serving",
+  ):
     super().__init__(name=name)
     self.model = model
     self.preprocessor = preprocessor
     self.labels = tuple(labels) if labels else None
     signature = [_TEXT, _TEXT] if pair else [_TEXT]
     self._serve = tf.function(self._outputs, input_signature=signature)
-    self._serve_examples = tf.function(self._example_outputs,
-                                       input_signature=[_TEXT])
+    self._serve_examples = tf.function(
+        self._example_outputs, input_signature=[_TEXT]
+    )
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:
     inputs = self.preprocessor(text_a, text_b)
@@ -178,23 +212,30 @@ class GlueServingModule(tf.Module):
     if self.labels is None:
       return {"score": logits[:, 0]}
     label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
-    return {"probabilities": tf.nn.softmax(logits, axis=-1),
-            "label_id": label_id,
-            "label": tf.gather(tf.constant(self.labels), label_id)}
+    return {
+        "probabilities": tf.nn.softmax(logits, axis=-1),
+        "label_id": label_id,
+        "label": tf.gather(tf.constant(self.labels), label_id),
+    }
 
   def _example_outputs(self, examples) -> Dict[str, tf.Tensor]:
     length = self.preprocessor.seq_length
-    parsed = tf.io.parse_example(examples, {
-        name: tf.io.FixedLenFeature([length], tf.int64)
-        for name in ORIGINAL_INPUTS})
+    parsed = tf.io.parse_example(
+        examples,
+        {
+            name: tf.io.FixedLenFeature([length], tf.int64)
+            for name in ORIGINAL_INPUTS
+        },
+    )
     # The original record names, translated by the one table that has them.
-    inputs = {RECORD_TO_MODEL[name]: parsed[name]
-              for name in ORIGINAL_INPUTS}
+    inputs = {RECORD_TO_MODEL[name]: parsed[name] for name in ORIGINAL_INPUTS}
     logits = self.model(inputs, training=False)["logits"]  # [B, C]
     if self.labels is None:
       return {"predictions": logits[:, 0]}
-    return {"probabilities": tf.nn.softmax(logits, axis=-1),
-            "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+    return {
+        "probabilities": tf.nn.softmax(logits, axis=-1),
+        "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
+    }
 
   def signatures(self):
     return {"serving_default": self._serve, "tf_example": self._serve_examples}

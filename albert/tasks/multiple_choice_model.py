@@ -25,21 +25,32 @@ class AlbertMultipleChoice(AlbertClassifier):
     {"logits": float32 [B, K]}.
   """
 
-  def __init__(self, encoder, *, num_classes: int = 1,
-               dropout_rate: float = 0.1,
-               name: str = "albert_multiple_choice", **kwargs):
+  def __init__(
+      self,
+      encoder,
+      *,
+      num_classes: int = 1,
+      dropout_rate: float = 0.1,
+      name: str = "albert_multiple_choice",
+      **kwargs,
+  ):
     if num_classes != 1:
-      raise ValueError(f"num_classes={num_classes}: a multiple-choice model "
-                       "scores each option with one output")
-    super().__init__(encoder, num_classes=1, dropout_rate=dropout_rate,
-                     name=name, **kwargs)
+      raise ValueError(
+          f"num_classes={num_classes}: a multiple-choice model "
+          "scores each option with one output"
+      )
+    super().__init__(
+        encoder, num_classes=1, dropout_rate=dropout_rate, name=name, **kwargs
+    )
 
   def dummy_inputs(self):
     return {k: v[:, tf.newaxis] for k, v in self.encoder.dummy_inputs().items()}
 
   def call(self, inputs, training=None):
     shape = tf.shape(inputs["input_word_ids"])  # [B, K, T]
-    flat = {k: tf.reshape(inputs[k], [-1, shape[-1]])  # -> [B*K, T]
-            for k in _INPUTS}
+    flat = {
+        k: tf.reshape(inputs[k], [-1, shape[-1]])  # -> [B*K, T]
+        for k in _INPUTS
+    }
     scores = self.logits(flat, training=training)  # [B*K, 1]
     return {"logits": tf.reshape(scores, shape[:2])}  # [B, K]

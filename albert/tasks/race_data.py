@@ -23,9 +23,9 @@ ANSWERS = ("A", "B", "C", "D")  # Option letters; label = position.
 _LAYOUT = "the RACE layout is DATA_DIR/{train,dev,test}/{high,middle}/*.txt"
 
 
-def read_race(data_dir: str, split: str,
-              levels: Sequence[str] = RACE_LEVELS
-              ) -> List[MultipleChoiceExample]:
+def read_race(
+    data_dir: str, split: str, levels: Sequence[str] = RACE_LEVELS
+) -> List[MultipleChoiceExample]:
   """Reads one split of RACE: every question of every article, in order.
 
   Levels are read in the order given, files in sorted name order, questions
@@ -46,72 +46,104 @@ def read_race(data_dir: str, split: str,
       malformed file (the message names the file and question).
   """
   if split not in RACE_SPLITS:
-    raise InputError(f"RACE has no split {split!r}; its splits are "
-                     f"{', '.join(RACE_SPLITS)}")
+    raise InputError(
+        f"RACE has no split {split!r}; its splits are "
+        f"{', '.join(RACE_SPLITS)}"
+    )
   examples = []
   for level in levels:
     if level not in RACE_LEVELS:
-      raise InputError(f"RACE has no level {level!r}; its levels are "
-                       f"{', '.join(RACE_LEVELS)}")
+      raise InputError(
+          f"RACE has no level {level!r}; its levels are "
+          f"{', '.join(RACE_LEVELS)}"
+      )
     directory = os.path.join(data_dir, split, level)
     if not os.path.isdir(directory):
-      raise InputError(f"{directory}: no such directory; {_LAYOUT} "
-                       "(RACE.tar.gz unpacked)")
+      raise InputError(
+          f"{directory}: no such directory; {_LAYOUT} " "(RACE.tar.gz unpacked)"
+      )
     names = sorted(n for n in os.listdir(directory) if n.endswith(".txt"))
     if not names:
       raise InputError(f"{directory}: no .txt files; {_LAYOUT}")
     for name in names:
-      examples.extend(
-          _read_file(os.path.join(directory, name), split, level))
+      examples.extend(_read_file(os.path.join(directory, name), split, level))
   return examples
 
 
-def _read_file(path: str, split: str,
-               level: str) -> List[MultipleChoiceExample]:
+def _read_file(
+    path: str, split: str, level: str
+) -> List[MultipleChoiceExample]:
   """The examples of one article file."""
   try:
     with open(path, encoding="utf-8") as f:
       article = json.load(f)
   except json.JSONDecodeError as e:
-    raise InputError(f"{path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg}); "
-                     "a RACE file holds one JSON object") from None
+    raise InputError(
+        f"{path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg}); "
+        "a RACE file holds one JSON object"
+    ) from None
   except UnicodeDecodeError as e:
     raise InputError(f"{path}: not UTF-8 text ({e})") from None
   if not isinstance(article, dict):
-    raise InputError(f"{path}: expected a JSON object, found "
-                     f"{type(article).__name__}")
-  for key, kind in (("id", str), ("article", str), ("questions", list),
-                    ("options", list), ("answers", list)):
+    raise InputError(
+        f"{path}: expected a JSON object, found " f"{type(article).__name__}"
+    )
+  for key, kind in (
+      ("id", str),
+      ("article", str),
+      ("questions", list),
+      ("options", list),
+      ("answers", list),
+  ):
     if key not in article:
-      raise InputError(f"{path}: missing key {key!r}; a RACE file has "
-                       "id, article, questions, options and answers")
+      raise InputError(
+          f"{path}: missing key {key!r}; a RACE file has "
+          "id, article, questions, options and answers"
+      )
     if not isinstance(article[key], kind):
-      raise InputError(f"{path}: {key!r} must be a JSON "
-                       f"{'string' if kind is str else 'list'}")
+      raise InputError(
+          f"{path}: {key!r} must be a JSON "
+          f"{'string' if kind is str else 'list'}"
+      )
   questions, options, answers = (
-      article["questions"], article["options"], article["answers"])
+      article["questions"],
+      article["options"],
+      article["answers"],
+  )
   if not len(questions) == len(options) == len(answers):
-    raise InputError(f"{path}: {len(questions)} questions, {len(options)} "
-                     f"option lists and {len(answers)} answers; expected "
-                     "one of each per question")
+    raise InputError(
+        f"{path}: {len(questions)} questions, {len(options)} "
+        f"option lists and {len(answers)} answers; expected "
+        "one of each per question"
+    )
   examples = []
   for i, (question, choices, answer) in enumerate(
-      zip(questions, options, answers)):
+      zip(questions, options, answers)
+  ):
     where = f"{path}: question {i}"
     if not isinstance(question, str):
       raise InputError(f"{where}: the question must be a string")
-    if (not isinstance(choices, list) or len(choices) != len(ANSWERS)
-        or not all(isinstance(c, str) for c in choices)):
-      raise InputError(f"{where}: options must be {len(ANSWERS)} strings, "
-                       f"found {choices!r:.80}")
+    if (
+        not isinstance(choices, list)
+        or len(choices) != len(ANSWERS)
+        or not all(isinstance(c, str) for c in choices)
+    ):
+      raise InputError(
+          f"{where}: options must be {len(ANSWERS)} strings, "
+          f"found {choices!r:.80}"
+      )
     if answer not in ANSWERS:
-      raise InputError(f"{where}: answer {answer!r} is not one of "
-                       f"{', '.join(ANSWERS)}")
-    examples.append(MultipleChoiceExample(
-        guid=f"{split}-{level}-{article['id']}-{i}",
-        context=article["article"],
-        question=question,
-        options=tuple(choices),
-        label=ANSWERS.index(answer),
-        group=level))
+      raise InputError(
+          f"{where}: answer {answer!r} is not one of " f"{', '.join(ANSWERS)}"
+      )
+    examples.append(
+        MultipleChoiceExample(
+            guid=f"{split}-{level}-{article['id']}-{i}",
+            context=article["article"],
+            question=question,
+            options=tuple(choices),
+            label=ANSWERS.index(answer),
+            group=level,
+        )
+    )
   return examples

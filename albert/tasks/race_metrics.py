@@ -7,8 +7,9 @@ import numpy as np
 from albert.tasks.glue_metrics import accuracy
 
 
-def race_metrics(predictions, labels,
-                 groups: Sequence[str]) -> Dict[str, float]:
+def race_metrics(
+    predictions, labels, groups: Sequence[str]
+) -> Dict[str, float]:
   """Accuracy over all questions and within each group.
 
   Args:
@@ -25,8 +26,10 @@ def race_metrics(predictions, labels,
   labels = np.asarray(labels).reshape(-1)
   groups = np.asarray(groups).reshape(-1)
   if groups.shape != labels.shape:
-    raise ValueError(f"groups ({groups.size} values) and labels "
-                     f"({labels.size} values) must be equally long")
+    raise ValueError(
+        f"groups ({groups.size} values) and labels "
+        f"({labels.size} values) must be equally long"
+    )
   metrics = {"accuracy": accuracy(predictions, labels)}
   for group in sorted(set(groups.tolist())):
     mask = groups == group

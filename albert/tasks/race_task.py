@@ -47,28 +47,38 @@ class RaceTask(ClassificationTask):
   eval_splits = ("dev",)
   predict_splits = ("test",)
 
-  def __init__(self, *, max_qa_length: int = 128,
-               levels: Sequence[str] = ("middle", "high"), **kwargs):
+  def __init__(
+      self,
+      *,
+      max_qa_length: int = 128,
+      levels: Sequence[str] = ("middle", "high"),
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     if not 0 < max_qa_length <= self.seq_length - 3:
-      raise ValueError(f"RaceTask.max_qa_length={max_qa_length} must be in "
-                       f"[1, seq_length - 3 = {self.seq_length - 3}]")
+      raise ValueError(
+          f"RaceTask.max_qa_length={max_qa_length} must be in "
+          f"[1, seq_length - 3 = {self.seq_length - 3}]"
+      )
     self.max_qa_length = max_qa_length
     self.levels = tuple(levels)
 
   def read_examples(self, split):
-    return race_data.read_race(self._require_data_dir(), split,
-                               levels=self.levels)
+    return race_data.read_race(
+        self._require_data_dir(), split, levels=self.levels
+    )
 
   def feature_options(self):
     return {"max_qa_length": self.max_qa_length, "levels": self.levels}
 
   def feature_spec(self):
     shape = [NUM_OPTIONS, self.seq_length]
-    return {"input_word_ids": tf.TensorSpec(shape, tf.int32),
-            "input_mask": tf.TensorSpec(shape, tf.int32),
-            "input_type_ids": tf.TensorSpec(shape, tf.int32),
-            "label": tf.TensorSpec([], tf.int32)}
+    return {
+        "input_word_ids": tf.TensorSpec(shape, tf.int32),
+        "input_mask": tf.TensorSpec(shape, tf.int32),
+        "input_type_ids": tf.TensorSpec(shape, tf.int32),
+        "label": tf.TensorSpec([], tf.int32),
+    }
 
   def featurize(self, examples, *, training):
     del training  # the same features for training and prediction
@@ -78,21 +88,23 @@ class RaceTask(ClassificationTask):
       options = []
       for option in example.options:
         qa = tok.tokenize(question_with_option(example.question, option))
-        qa = qa[-self.max_qa_length:]
-        options.append(self.pack(article[:self.seq_length - 3 - len(qa)], qa))
+        qa = qa[-self.max_qa_length :]
+        options.append(self.pack(article[: self.seq_length - 3 - len(qa)], qa))
       feature = {k: np.stack([o[k] for o in options]) for k in options[0]}
       feature["label"] = example.label if example.label is not None else -1
       yield feature
 
   def build_model(self):
     return AlbertMultipleChoice.from_config_object(
-        self.config, dropout_rate=self.dropout_rate)
+        self.config, dropout_rate=self.dropout_rate
+    )
 
   def evaluate_outputs(self, split, examples, features, outputs):
     return race_metrics.race_metrics(
         np.argmax(outputs["logits"], axis=-1),
         np.array([e.label for e in examples]),
-        [e.group for e in examples])
+        [e.group for e in examples],
+    )
 
   def write_predictions(self, split, examples, features, outputs, output_dir):
     """RACE_{split}.json: {guid: {"answer": letter, "probabilities": [4]}}."""
@@ -100,9 +112,12 @@ class RaceTask(ClassificationTask):
     probabilities = np.exp(logits - logits.max(-1, keepdims=True))
     probabilities /= probabilities.sum(-1, keepdims=True)
     predictions = {
-        e.guid: {"answer": LETTERS[int(np.argmax(p))],
-                 "probabilities": [round(float(x), 6) for x in p]}
-        for e, p in zip(examples, probabilities)}
+        e.guid: {
+            "answer": LETTERS[int(np.argmax(p))],
+            "probabilities": [round(float(x), 6) for x in p],
+        }
+        for e, p in zip(examples, probabilities)
+    }
     path = os.path.join(output_dir, f"RACE_{split}.json")
     atomic_write.write_atomic(path, json.dumps(predictions, indent=1))
     return [path]
@@ -121,9 +136,13 @@ class RaceServingModule(tf.Module):
   `probabilities` float32 [B, 4] and `answer` int32 [B] (0-3, argmax).
   """
 
-  def __init__(self, model: AlbertMultipleChoice,
-               preprocessor: AlbertPreprocessor, max_qa_length: int,
-               name: str = "race_serving"):
+  def __init__(
+      self,
+      model: AlbertMultipleChoice,
+      preprocessor: AlbertPreprocessor,
+      max_qa_length: int,
+      name: str = "race_serving",
+  ):
     super().__init__(name=name)
     self.model = model
     self.preprocessor = preprocessor
@@ -140,15 +159,22 @@ class RaceServingModule(tf.Module):
     # blank gets the option appended; the last part's copy is cut off again.
     parts = tf.strings.split(questions, sep="_")  # [B*4, (parts)]
     option_per_part = tf.repeat(flat_options, parts.row_lengths())
-    joined = tf.strings.reduce_join(parts.with_flat_values(tf.strings.join(
-        [parts.flat_values, option_per_part])), axis=1)
+    joined = tf.strings.reduce_join(
+        parts.with_flat_values(
+            tf.strings.join([parts.flat_values, option_per_part])
+        ),
+        axis=1,
+    )
     lengths = tf.strings.length(joined) - tf.strings.length(flat_options)
     filled = tf.strings.substr(joined, tf.zeros_like(lengths), lengths)
     appended = tf.strings.join([questions, flat_options], separator=" ")
     has_blank = tf.strings.regex_full_match(questions, "(?s).*_.*")
-    qa = p.tokenize(tf.where(has_blank, filled, appended))[:, -self.max_qa_length:]
-    articles = tf.gather(p.tokenize(article),
-                         tf.range(batch * NUM_OPTIONS) // NUM_OPTIONS)
+    qa = p.tokenize(tf.where(has_blank, filled, appended))[
+        :, -self.max_qa_length :
+    ]
+    articles = tf.gather(
+        p.tokenize(article), tf.range(batch * NUM_OPTIONS) // NUM_OPTIONS
+    )
     budget = p.seq_length - 3 - qa.row_lengths()  # [B*4]
     keep = tf.ragged.range(articles.row_lengths()) < budget[:, tf.newaxis]
     articles = tf.ragged.boolean_mask(articles, keep)
@@ -156,13 +182,20 @@ class RaceServingModule(tf.Module):
     shape = [batch, NUM_OPTIONS, p.seq_length]
     return {k: tf.reshape(v, shape) for k, v in packed.items()}
 
-  @tf.function(input_signature=[_TEXT, _TEXT,
-                                tf.TensorSpec([None, NUM_OPTIONS], tf.string)])
+  @tf.function(
+      input_signature=[
+          _TEXT,
+          _TEXT,
+          tf.TensorSpec([None, NUM_OPTIONS], tf.string),
+      ]
+  )
   def serve(self, article, question, options):
     inputs = self._pack_options(article, question, options)
     logits = self.model(inputs, training=False)["logits"]  # [B, 4]
-    return {"probabilities": tf.nn.softmax(logits, axis=-1),
-            "answer": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+    return {
+        "probabilities": tf.nn.softmax(logits, axis=-1),
+        "answer": tf.argmax(logits, axis=-1, output_type=tf.int32),
+    }
 
   def signatures(self) -> Dict[str, tf.types.experimental.ConcreteFunction]:
     return {"serving_default": self.serve}

@@ -43,6 +43,7 @@ class SquadExample:
       `doc_tokens` (-1 if unanswerable or not a training example).
     is_impossible: the v2.0 flag (False for v1.1).
   """
+
   qas_id: str
   question_text: str
   context_text: str
@@ -75,14 +76,18 @@ def split_words(text: str) -> Tuple[List[str], List[int]]:
 def _get(obj: Any, key: str, kind: type, where: str, path: str):
   """obj[key] checked to be of type `kind`, else a one-line InputError."""
   if not isinstance(obj, dict) or key not in obj:
-    raise InputError(f"{path}: {where} has no \"{key}\" key; the file must "
-                     "follow the official SQuAD JSON format")
+    raise InputError(
+        f'{path}: {where} has no "{key}" key; the file must '
+        "follow the official SQuAD JSON format"
+    )
   value = obj[key]
   if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-    raise InputError(f"{path}: {where} has \"{key}\" of type "
-                     f"{type(value).__name__}, expected "
-                     f"{getattr(kind, '__name__', 'str')}; "
-                     "fix the file")
+    raise InputError(
+        f'{path}: {where} has "{key}" of type '
+        f"{type(value).__name__}, expected "
+        f"{getattr(kind, '__name__', 'str')}; "
+        "fix the file"
+    )
   return value
 
 
@@ -92,18 +97,23 @@ def load_json(path: str) -> Dict[str, Any]:
     with open(path, encoding="utf-8") as f:
       return json.load(f)
   except OSError as e:
-    raise InputError(f"cannot read SQuAD file {path}: {e.strerror or e}; "
-                     "check the path") from None
+    raise InputError(
+        f"cannot read SQuAD file {path}: {e.strerror or e}; " "check the path"
+    ) from None
   except UnicodeDecodeError as e:
-    raise InputError(f"{path}: not valid UTF-8 ({e.reason}); convert the file "
-                     "to UTF-8") from None
+    raise InputError(
+        f"{path}: not valid UTF-8 ({e.reason}); convert the file " "to UTF-8"
+    ) from None
   except json.JSONDecodeError as e:
-    raise InputError(f"{path}: invalid JSON at line {e.lineno} column "
-                     f"{e.colno} ({e.msg}); fix the file") from None
+    raise InputError(
+        f"{path}: invalid JSON at line {e.lineno} column "
+        f"{e.colno} ({e.msg}); fix the file"
+    ) from None
 
 
-def _training_span(example: SquadExample, answer: Dict[str, Any], path: str,
-                   where: str) -> bool:
+def _training_span(
+    example: SquadExample, answer: Dict[str, Any], path: str, where: str
+) -> bool:
   """Sets the word span of `answer`; False if its text is not at its start."""
   text = _get(answer, "text", str, where, path)
   start = _get(answer, "answer_start", int, where, path)
@@ -112,10 +122,11 @@ def _training_span(example: SquadExample, answer: Dict[str, Any], path: str,
     raise InputError(
         f"{path}: {where} has answer_start={start} with a {len(text)}-character "
         f"answer outside its {len(context)}-character context; fix the "
-        "answer_start")
+        "answer_start"
+    )
   first = example.char_to_word_offset[start]
   last = example.char_to_word_offset[start + len(text) - 1]
-  actual = " ".join(example.doc_tokens[max(first, 0):last + 1])
+  actual = " ".join(example.doc_tokens[max(first, 0) : last + 1])
   if actual.find(" ".join(text.split())) == -1:
     return False
   example.orig_answer_text = text
@@ -139,35 +150,42 @@ def read_squad_examples(path: str, training: bool) -> List[SquadExample]:
   examples, skipped = [], 0
   for a, article in enumerate(data):
     for p, paragraph in enumerate(
-        _get(article, "paragraphs", list, f"article {a}", path)):
+        _get(article, "paragraphs", list, f"article {a}", path)
+    ):
       where = f"article {a} paragraph {p}"
       context = _get(paragraph, "context", str, where, path)
       words, char_to_word = split_words(context)
       for qa in _get(paragraph, "qas", list, where, path):
-        qas_id = str(_get(qa, "id", (str, int), f"a question of {where}",
-                          path))
+        qas_id = str(_get(qa, "id", (str, int), f"a question of {where}", path))
         where_q = f"question id {qas_id}"
         answers = _get(qa, "answers", list, where_q, path)
         example = SquadExample(
             qas_id=qas_id,
             question_text=_get(qa, "question", str, where_q, path),
-            context_text=context, doc_tokens=words,
+            context_text=context,
+            doc_tokens=words,
             char_to_word_offset=char_to_word,
-            answer_texts=[_get(x, "text", str, where_q, path)
-                          for x in answers],
-            is_impossible=bool(qa.get("is_impossible", False)))
+            answer_texts=[_get(x, "text", str, where_q, path) for x in answers],
+            is_impossible=bool(qa.get("is_impossible", False)),
+        )
         if training and not example.is_impossible:
           if not answers:
-            raise InputError(f"{path}: {where_q} has no answers and is not "
-                             "is_impossible; add an answer or set "
-                             "\"is_impossible\": true")
+            raise InputError(
+                f"{path}: {where_q} has no answers and is not "
+                "is_impossible; add an answer or set "
+                '"is_impossible": true'
+            )
           if not _training_span(example, answers[0], path, where_q):
             skipped += 1
             continue
         examples.append(example)
   if skipped:
-    logging.warning("%s: skipped %d training questions whose answer text is "
-                    "not at answer_start", path, skipped)
+    logging.warning(
+        "%s: skipped %d training questions whose answer text is "
+        "not at answer_start",
+        path,
+        skipped,
+    )
   logging.info("%s: %d questions", path, len(examples))
   return examples
 

@@ -46,6 +46,7 @@ class SquadFeature:
     token_to_word: window position -> word index in `example.doc_tokens`.
     token_is_max_context: window position -> is this its best window.
   """
+
   unique_id: int
   example_index: int
   doc_span_index: int
@@ -60,20 +61,22 @@ class SquadFeature:
   token_is_max_context: Dict[int, bool]
 
 
-def improve_answer_span(doc_ids: Sequence[int], start: int, end: int,
-                        answer_ids: Sequence[int]) -> Tuple[int, int]:
+def improve_answer_span(
+    doc_ids: Sequence[int], start: int, end: int, answer_ids: Sequence[int]
+) -> Tuple[int, int]:
   """BERT's `_improve_answer_span`: the first (start, end) inside the word
   span whose tokens equal the tokenised answer, else the word span."""
   answer_ids = list(answer_ids)
   for new_start in range(start, end + 1):
     for new_end in range(end, new_start - 1, -1):
-      if list(doc_ids[new_start:new_end + 1]) == answer_ids:
+      if list(doc_ids[new_start : new_end + 1]) == answer_ids:
         return new_start, new_end
   return start, end
 
 
-def is_max_context(spans: Sequence[Tuple[int, int]], span_index: int,
-                   position: int) -> bool:
+def is_max_context(
+    spans: Sequence[Tuple[int, int]], span_index: int, position: int
+) -> bool:
   """BERT's `_check_is_max_context` for (start, length) spans."""
   best_score, best_index = None, None
   for index, (start, length) in enumerate(spans):
@@ -86,8 +89,9 @@ def is_max_context(spans: Sequence[Tuple[int, int]], span_index: int,
   return best_index == span_index
 
 
-def doc_spans(num_tokens: int, max_tokens: int,
-              doc_stride: int) -> List[Tuple[int, int]]:
+def doc_spans(
+    num_tokens: int, max_tokens: int, doc_stride: int
+) -> List[Tuple[int, int]]:
   """(start, length) windows over `num_tokens` tokens, as BERT's loop."""
   spans, start = [], 0
   while start < num_tokens:
@@ -109,11 +113,19 @@ class SquadFeaturizer:
     max_query_length: question tokens kept.
   """
 
-  def __init__(self, tokenizer: SentencePieceTokenizer, *, seq_length: int,
-               doc_stride: int, max_query_length: int):
+  def __init__(
+      self,
+      tokenizer: SentencePieceTokenizer,
+      *,
+      seq_length: int,
+      doc_stride: int,
+      max_query_length: int,
+  ):
     if max_query_length < 1 or seq_length < max_query_length + 4:
-      raise ValueError(f"seq_length={seq_length} must be >= max_query_length="
-                       f"{max_query_length} + 4 and max_query_length >= 1")
+      raise ValueError(
+          f"seq_length={seq_length} must be >= max_query_length="
+          f"{max_query_length} + 4 and max_query_length >= 1"
+      )
     if doc_stride < 1:
       raise ValueError(f"doc_stride={doc_stride} must be >= 1")
     self.tokenizer = tokenizer
@@ -141,44 +153,61 @@ class SquadFeaturizer:
     else:
       end = len(doc_ids) - 1
     return improve_answer_span(
-        doc_ids, start, end,
-        self.tokenizer.tokenize(example.orig_answer_text))
+        doc_ids, start, end, self.tokenizer.tokenize(example.orig_answer_text)
+    )
 
-  def featurize(self, examples: Sequence[SquadExample],
-                first_unique_id: int = 1_000_000_000) -> List[SquadFeature]:
+  def featurize(
+      self,
+      examples: Sequence[SquadExample],
+      first_unique_id: int = 1_000_000_000,
+  ) -> List[SquadFeature]:
     """All windows of all examples, in order (labels set where known)."""
     features = []
     tok = self.tokenizer
     for example_index, example in enumerate(examples):
-      query = tok.tokenize(example.question_text)[:self.max_query_length]
+      query = tok.tokenize(example.question_text)[: self.max_query_length]
       doc_ids, tok_to_word, word_to_tok = self._context_tokens(example)
       tok_start, tok_end = self._answer_tokens(example, doc_ids, word_to_tok)
-      spans = doc_spans(len(doc_ids), self.seq_length - len(query) - 3,
-                        self.doc_stride)
+      spans = doc_spans(
+          len(doc_ids), self.seq_length - len(query) - 3, self.doc_stride
+      )
       offset = len(query) + 2  # [CLS] question [SEP]
       for span_index, (start, length) in enumerate(spans):
-        packed = pack_segments(query, doc_ids[start:start + length],
-                               cls_id=tok.cls_id, sep_id=tok.sep_id,
-                               seq_length=self.seq_length)
+        packed = pack_segments(
+            query,
+            doc_ids[start : start + length],
+            cls_id=tok.cls_id,
+            sep_id=tok.sep_id,
+            seq_length=self.seq_length,
+        )
         paragraph = [0] * offset + [1] * length
         pad = self.seq_length - len(paragraph)
-        token_to_word = {offset + i: tok_to_word[start + i]
-                         for i in range(length)}
-        max_context = {offset + i: is_max_context(spans, span_index, start + i)
-                       for i in range(length)}
-        inside = (tok_start >= start and tok_end <= start + length - 1 and
-                  tok_start >= 0)
-        features.append(SquadFeature(
-            unique_id=first_unique_id + len(features),
-            example_index=example_index,
-            doc_span_index=span_index,
-            input_word_ids=packed["input_word_ids"],
-            input_mask=packed["input_mask"],
-            input_type_ids=packed["input_type_ids"],
-            paragraph_mask=np.array(paragraph + [0] * pad, np.int32),
-            start_position=tok_start - start + offset if inside else 0,
-            end_position=tok_end - start + offset if inside else 0,
-            is_impossible=0 if inside else 1,
-            token_to_word=token_to_word,
-            token_is_max_context=max_context))
+        token_to_word = {
+            offset + i: tok_to_word[start + i] for i in range(length)
+        }
+        max_context = {
+            offset + i: is_max_context(spans, span_index, start + i)
+            for i in range(length)
+        }
+        inside = (
+            tok_start >= start
+            and tok_end <= start + length - 1
+            and tok_start >= 0
+        )
+        features.append(
+            SquadFeature(
+                unique_id=first_unique_id + len(features),
+                example_index=example_index,
+                doc_span_index=span_index,
+                input_word_ids=packed["input_word_ids"],
+                input_mask=packed["input_mask"],
+                input_type_ids=packed["input_type_ids"],
+                paragraph_mask=np.array(paragraph + [0] * pad, np.int32),
+                start_position=tok_start - start + offset if inside else 0,
+                end_position=tok_end - start + offset if inside else 0,
+                is_impossible=0 if inside else 1,
+                token_to_word=token_to_word,
+                token_is_max_context=max_context,
+            )
+        )
     return features

@@ -38,8 +38,13 @@ def mask_logits(logits: tf.Tensor, allowed: tf.Tensor) -> tf.Tensor:
 
 def _dense(units, initializer_range, name, **kwargs):
   return tf_keras.layers.Dense(
-      units, kernel_initializer=tf_keras.initializers.TruncatedNormal(
-          stddev=initializer_range), name=name, **kwargs)
+      units,
+      kernel_initializer=tf_keras.initializers.TruncatedNormal(
+          stddev=initializer_range
+      ),
+      name=name,
+      **kwargs,
+  )
 
 
 class SpanHead(tf_keras.layers.Layer):
@@ -64,8 +69,10 @@ class SpanHead(tf_keras.layers.Layer):
   def call(self, sequence_output, paragraph_mask):
     logits = self.dense(sequence_output)  # [B, T, H] -> [B, T, 2]
     allowed = candidate_mask(paragraph_mask)
-    return {"start_logits": mask_logits(logits[..., 0], allowed),
-            "end_logits": mask_logits(logits[..., 1], allowed)}
+    return {
+        "start_logits": mask_logits(logits[..., 0], allowed),
+        "end_logits": mask_logits(logits[..., 1], allowed),
+    }
 
   def get_config(self):
     config = super().get_config()
@@ -97,13 +104,22 @@ class ConditionalSpanHead(tf_keras.layers.Layer):
       the end logits given each of the K1 best starts).
   """
 
-  def __init__(self, *, hidden_size: int, initializer_range: float = 0.02,
-               dropout_rate: float = 0.1, layer_norm_epsilon: float = 1e-12,
-               start_n_top: int = 5, end_n_top: int = 5, **kwargs):
+  def __init__(
+      self,
+      *,
+      hidden_size: int,
+      initializer_range: float = 0.02,
+      dropout_rate: float = 0.1,
+      layer_norm_epsilon: float = 1e-12,
+      start_n_top: int = 5,
+      end_n_top: int = 5,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     if start_n_top < 1 or end_n_top < 1:
-      raise ValueError(f"start_n_top={start_n_top} and end_n_top={end_n_top} "
-                       "must be >= 1")
+      raise ValueError(
+          f"start_n_top={start_n_top} and end_n_top={end_n_top} " "must be >= 1"
+      )
     self.hidden_size = hidden_size
     self.initializer_range = initializer_range
     self.dropout_rate = dropout_rate
@@ -114,12 +130,15 @@ class ConditionalSpanHead(tf_keras.layers.Layer):
     self.start_dense = _dense(1, r, "start_dense")
     self.end_dense_0 = _dense(hidden_size, r, "end_dense_0", activation="tanh")
     self.end_layer_norm = tf_keras.layers.LayerNormalization(
-        epsilon=layer_norm_epsilon, name="end_layer_norm")
+        epsilon=layer_norm_epsilon, name="end_layer_norm"
+    )
     self.end_dense_1 = _dense(1, r, "end_dense_1")
-    self.answer_dense_0 = _dense(hidden_size, r, "answer_dense_0",
-                                 activation="tanh")
-    self.answer_dropout = tf_keras.layers.Dropout(dropout_rate,
-                                                  name="answer_dropout")
+    self.answer_dense_0 = _dense(
+        hidden_size, r, "answer_dense_0", activation="tanh"
+    )
+    self.answer_dropout = tf_keras.layers.Dropout(
+        dropout_rate, name="answer_dropout"
+    )
     self.answer_dense_1 = _dense(1, r, "answer_dense_1", use_bias=False)
 
   def end_logits_given(self, sequence_output, start_index, allowed):
@@ -129,16 +148,24 @@ class ConditionalSpanHead(tf_keras.layers.Layer):
     k = tf.shape(start_index)[1]
     start_h = tf.gather(x, start_index, batch_dims=1)  # [B, K, H]
     target = [shape[0], k, shape[1], shape[2]]
-    pairs = tf.concat([tf.broadcast_to(x[:, tf.newaxis], target),
-                       tf.broadcast_to(start_h[:, :, tf.newaxis], target)],
-                      axis=-1)  # [B, K, T, 2H]
+    pairs = tf.concat(
+        [
+            tf.broadcast_to(x[:, tf.newaxis], target),
+            tf.broadcast_to(start_h[:, :, tf.newaxis], target),
+        ],
+        axis=-1,
+    )  # [B, K, T, 2H]
     h = self.end_layer_norm(self.end_dense_0(pairs))  # [B, K, T, H]
     logits = tf.squeeze(self.end_dense_1(h), -1)  # [B, K, T]
     return mask_logits(logits, allowed[:, tf.newaxis])
 
-  def call(self, sequence_output, paragraph_mask,
-           start_positions: Optional[tf.Tensor] = None,
-           training=None) -> Dict[str, tf.Tensor]:
+  def call(
+      self,
+      sequence_output,
+      paragraph_mask,
+      start_positions: Optional[tf.Tensor] = None,
+      training=None,
+  ) -> Dict[str, tf.Tensor]:
     x = sequence_output
     allowed = candidate_mask(paragraph_mask)  # [B, T]
     start_logits = mask_logits(tf.squeeze(self.start_dense(x), -1), allowed)
@@ -148,45 +175,61 @@ class ConditionalSpanHead(tf_keras.layers.Layer):
       outputs["end_logits"] = self.end_logits_given(x, starts, allowed)[:, 0]
     else:
       start_top_log_probs, start_top_index = tf.math.top_k(
-          tf.nn.log_softmax(start_logits), k=self.start_n_top)  # [B, K1]
+          tf.nn.log_softmax(start_logits), k=self.start_n_top
+      )  # [B, K1]
       end_log_probs = tf.nn.log_softmax(
-          self.end_logits_given(x, start_top_index, allowed))  # [B, K1, T]
+          self.end_logits_given(x, start_top_index, allowed)
+      )  # [B, K1, T]
       end_top_log_probs, end_top_index = tf.math.top_k(
-          end_log_probs, k=self.end_n_top)  # [B, K1, K2]
-      outputs.update(start_top_log_probs=start_top_log_probs,
-                     start_top_index=start_top_index,
-                     end_top_log_probs=end_top_log_probs,
-                     end_top_index=end_top_index)
+          end_log_probs, k=self.end_n_top
+      )  # [B, K1, K2]
+      outputs.update(
+          start_top_log_probs=start_top_log_probs,
+          start_top_index=start_top_index,
+          end_top_log_probs=end_top_log_probs,
+          end_top_index=end_top_index,
+      )
     # Answerability: [CLS] and the expected hidden state under the start
     # distribution; no end dependency, so one logit per window.
     start_p = tf.nn.softmax(start_logits)  # [B, T]
     start_feature = tf.einsum("bth,bt->bh", tf.cast(x, tf.float32), start_p)
     features = tf.concat([tf.cast(start_feature, x.dtype), x[:, 0]], -1)
-    h = self.answer_dropout(self.answer_dense_0(features),  # [B, 2H] -> [B, H]
-                            training=training)
+    h = self.answer_dropout(
+        self.answer_dense_0(features), training=training  # [B, 2H] -> [B, H]
+    )
     outputs["cls_logits"] = tf.cast(
-        tf.squeeze(self.answer_dense_1(h), -1), tf.float32)  # [B]
+        tf.squeeze(self.answer_dense_1(h), -1), tf.float32
+    )  # [B]
     return outputs
 
   def get_config(self):
     config = super().get_config()
-    config.update({"hidden_size": self.hidden_size,
-                   "initializer_range": self.initializer_range,
-                   "dropout_rate": self.dropout_rate,
-                   "layer_norm_epsilon": self.layer_norm_epsilon,
-                   "start_n_top": self.start_n_top,
-                   "end_n_top": self.end_n_top})
+    config.update(
+        {
+            "hidden_size": self.hidden_size,
+            "initializer_range": self.initializer_range,
+            "dropout_rate": self.dropout_rate,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "start_n_top": self.start_n_top,
+            "end_n_top": self.end_n_top,
+        }
+    )
     return config
 
 
-def span_loss(start_logits, end_logits, start_positions,
-              end_positions) -> tf.Tensor:
+def span_loss(
+    start_logits, end_logits, start_positions, end_positions
+) -> tf.Tensor:
   """Per-example (start CE + end CE) / 2, float32 [B]."""
   ce = tf.nn.sparse_softmax_cross_entropy_with_logits
-  start = ce(labels=tf.cast(start_positions, tf.int32),
-             logits=tf.cast(start_logits, tf.float32))
-  end = ce(labels=tf.cast(end_positions, tf.int32),
-           logits=tf.cast(end_logits, tf.float32))
+  start = ce(
+      labels=tf.cast(start_positions, tf.int32),
+      logits=tf.cast(start_logits, tf.float32),
+  )
+  end = ce(
+      labels=tf.cast(end_positions, tf.int32),
+      logits=tf.cast(end_logits, tf.float32),
+  )
   return (start + end) / 2.0
 
 
@@ -194,11 +237,19 @@ def answerability_loss(cls_logits, is_impossible) -> tf.Tensor:
   """Per-example sigmoid CE of the answerability logit, float32 [B]."""
   return tf.nn.sigmoid_cross_entropy_with_logits(
       labels=tf.cast(is_impossible, tf.float32),
-      logits=tf.cast(cls_logits, tf.float32))
+      logits=tf.cast(cls_logits, tf.float32),
+  )
 
 
-def squad_v2_loss(start_logits, end_logits, cls_logits, start_positions,
-                  end_positions, is_impossible) -> tf.Tensor:
+def squad_v2_loss(
+    start_logits,
+    end_logits,
+    cls_logits,
+    start_positions,
+    end_positions,
+    is_impossible,
+) -> tf.Tensor:
   """Per-example (start + end) / 2 + 0.5 * answerability CE, float32 [B]."""
-  return (span_loss(start_logits, end_logits, start_positions, end_positions)
-          + 0.5 * answerability_loss(cls_logits, is_impossible))
+  return span_loss(
+      start_logits, end_logits, start_positions, end_positions
+  ) + 0.5 * answerability_loss(cls_logits, is_impossible)

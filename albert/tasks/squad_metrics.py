@@ -57,8 +57,9 @@ def f1_v2(prediction: str, gold: str) -> float:
   return f1_v1(prediction, gold)
 
 
-def evaluate_v1(gold: Mapping[str, List[str]],
-                predictions: Mapping[str, str]) -> Dict[str, float]:
+def evaluate_v1(
+    gold: Mapping[str, List[str]], predictions: Mapping[str, str]
+) -> Dict[str, float]:
   """`exact_match` and `f1` (x100) over every question of `gold`.
 
   Args:
@@ -77,8 +78,9 @@ def evaluate_v1(gold: Mapping[str, List[str]],
   return {"exact_match": 100.0 * em / total, "f1": 100.0 * f1 / total}
 
 
-def _raw_scores_v2(gold, predictions) -> Tuple[Dict[str, int],
-                                               Dict[str, float]]:
+def _raw_scores_v2(
+    gold, predictions
+) -> Tuple[Dict[str, int], Dict[str, float]]:
   exact, f1 = {}, {}
   for qid, answers in gold.items():
     answers = [a for a in answers if normalize_answer(a)] or [""]
@@ -92,19 +94,24 @@ def _raw_scores_v2(gold, predictions) -> Tuple[Dict[str, int],
 
 
 def _apply_threshold(scores, null_odds, has_ans, thresh):
-  return {qid: float(not has_ans[qid]) if null_odds[qid] > thresh else s
-          for qid, s in scores.items()}
+  return {
+      qid: float(not has_ans[qid]) if null_odds[qid] > thresh else s
+      for qid, s in scores.items()
+  }
 
 
 def _mean(scores, qids) -> Dict[str, Any]:
   total = len(qids)
-  return {"exact": 100.0 * sum(scores[0][k] for k in qids) / total,
-          "f1": 100.0 * sum(scores[1][k] for k in qids) / total,
-          "total": total}
+  return {
+      "exact": 100.0 * sum(scores[0][k] for k in qids) / total,
+      "f1": 100.0 * sum(scores[1][k] for k in qids) / total,
+      "total": total,
+  }
 
 
-def find_best_thresh(predictions, scores, null_odds,
-                     has_ans) -> Tuple[float, float]:
+def find_best_thresh(
+    predictions, scores, null_odds, has_ans
+) -> Tuple[float, float]:
   """The official sweep: (best score x100, the null-odds threshold)."""
   cur = best = sum(1 for k in has_ans if not has_ans[k])
   best_thresh = 0.0
@@ -121,9 +128,12 @@ def find_best_thresh(predictions, scores, null_odds,
   return 100.0 * best / len(scores), best_thresh
 
 
-def evaluate_v2(gold: Mapping[str, List[str]], predictions: Mapping[str, str],
-                null_odds: Optional[Mapping[str, float]] = None,
-                na_prob_thresh: float = 1.0) -> Dict[str, Any]:
+def evaluate_v2(
+    gold: Mapping[str, List[str]],
+    predictions: Mapping[str, str],
+    null_odds: Optional[Mapping[str, float]] = None,
+    na_prob_thresh: float = 1.0,
+) -> Dict[str, Any]:
   """The v2.0 script's output dict.
 
   Args:
@@ -139,11 +149,16 @@ def evaluate_v2(gold: Mapping[str, List[str]], predictions: Mapping[str, str],
     `best_f1_thresh`.
   """
   has_ans = {qid: bool(answers) for qid, answers in gold.items()}
-  odds = dict(null_odds) if null_odds is not None else {
-      k: 0.0 for k in predictions}
+  odds = (
+      dict(null_odds)
+      if null_odds is not None
+      else {k: 0.0 for k in predictions}
+  )
   exact_raw, f1_raw = _raw_scores_v2(gold, predictions)
-  scores = (_apply_threshold(exact_raw, odds, has_ans, na_prob_thresh),
-            _apply_threshold(f1_raw, odds, has_ans, na_prob_thresh))
+  scores = (
+      _apply_threshold(exact_raw, odds, has_ans, na_prob_thresh),
+      _apply_threshold(f1_raw, odds, has_ans, na_prob_thresh),
+  )
   out = _mean(scores, list(scores[0]))
   for prefix, want in (("HasAns", True), ("NoAns", False)):
     qids = [k for k, v in has_ans.items() if v == want]
@@ -151,7 +166,9 @@ def evaluate_v2(gold: Mapping[str, List[str]], predictions: Mapping[str, str],
       out.update({f"{prefix}_{k}": v for k, v in _mean(scores, qids).items()})
   if null_odds is not None:
     out["best_exact"], out["best_exact_thresh"] = find_best_thresh(
-        predictions, exact_raw, odds, has_ans)
+        predictions, exact_raw, odds, has_ans
+    )
     out["best_f1"], out["best_f1_thresh"] = find_best_thresh(
-        predictions, f1_raw, odds, has_ans)
+        predictions, f1_raw, odds, has_ans
+    )
   return out

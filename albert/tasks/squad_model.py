@@ -32,9 +32,17 @@ class AlbertSquadModel(EncoderWithHeads):
       [B, T]; inference: the beam (`ConditionalSpanHead`).
   """
 
-  def __init__(self, encoder: AlbertEncoder, *, version: str = "1.1",
-               dropout_rate: float = 0.1, start_n_top: int = 5,
-               end_n_top: int = 5, name: str = "albert_squad", **kwargs):
+  def __init__(
+      self,
+      encoder: AlbertEncoder,
+      *,
+      version: str = "1.1",
+      dropout_rate: float = 0.1,
+      start_n_top: int = 5,
+      end_n_top: int = 5,
+      name: str = "albert_squad",
+      **kwargs,
+  ):
     super().__init__(name=name, **kwargs)
     if version not in VERSIONS:
       raise ValueError(f"version={version!r} must be one of {VERSIONS}")
@@ -45,17 +53,24 @@ class AlbertSquadModel(EncoderWithHeads):
     self.end_n_top = end_n_top
     c = encoder.config
     if version == "1.1":
-      self.span_head = SpanHead(initializer_range=c.initializer_range,
-                                name="span_head")
+      self.span_head = SpanHead(
+          initializer_range=c.initializer_range, name="span_head"
+      )
     else:
       self.span_head = ConditionalSpanHead(
-          hidden_size=c.hidden_size, initializer_range=c.initializer_range,
-          dropout_rate=dropout_rate, layer_norm_epsilon=c.layer_norm_epsilon,
-          start_n_top=start_n_top, end_n_top=end_n_top, name="span_head")
+          hidden_size=c.hidden_size,
+          initializer_range=c.initializer_range,
+          dropout_rate=dropout_rate,
+          layer_norm_epsilon=c.layer_norm_epsilon,
+          start_n_top=start_n_top,
+          end_n_top=end_n_top,
+          name="span_head",
+      )
 
   def dummy_inputs(self) -> Dict[str, tf.Tensor]:
-    inputs = self.encoder.dummy_inputs(seq_length=max(self.start_n_top,
-                                                      self.end_n_top))
+    inputs = self.encoder.dummy_inputs(
+        seq_length=max(self.start_n_top, self.end_n_top)
+    )
     inputs["paragraph_mask"] = tf.ones_like(inputs["input_mask"])
     return inputs
 
@@ -66,9 +81,17 @@ class AlbertSquadModel(EncoderWithHeads):
     # Training conditions the end on the gold start; without one (e.g. when
     # Keras traces the training branch for a SavedModel) the beam is used.
     starts = inputs.get("start_position") if training else None
-    return self.span_head(sequence, inputs["paragraph_mask"],
-                          start_positions=starts, training=training)
+    return self.span_head(
+        sequence,
+        inputs["paragraph_mask"],
+        start_positions=starts,
+        training=training,
+    )
 
   def head_config(self):
-    return {"version": self.version, "dropout_rate": self.dropout_rate,
-            "start_n_top": self.start_n_top, "end_n_top": self.end_n_top}
+    return {
+        "version": self.version,
+        "dropout_rate": self.dropout_rate,
+        "start_n_top": self.start_n_top,
+        "end_n_top": self.end_n_top,
+    }

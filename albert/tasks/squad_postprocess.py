@@ -79,18 +79,24 @@ class SquadPostprocessor:
 
   def __init__(self, *, n_best_size: int = 20, max_answer_length: int = 30):
     if n_best_size < 1 or max_answer_length < 1:
-      raise ValueError(f"n_best_size={n_best_size} and max_answer_length="
-                       f"{max_answer_length} must be >= 1")
+      raise ValueError(
+          f"n_best_size={n_best_size} and max_answer_length="
+          f"{max_answer_length} must be >= 1"
+      )
     self.n_best_size = n_best_size
     self.max_answer_length = max_answer_length
 
   def _valid(self, feature: SquadFeature, start: int, end: int) -> bool:
-    return (start in feature.token_to_word and end in feature.token_to_word
-            and feature.token_is_max_context.get(start, False)
-            and start <= end < start + self.max_answer_length)
+    return (
+        start in feature.token_to_word
+        and end in feature.token_to_word
+        and feature.token_is_max_context.get(start, False)
+        and start <= end < start + self.max_answer_length
+    )
 
-  def _window_candidates(self, feature, result) -> Tuple[List[_Candidate],
-                                                          float]:
+  def _window_candidates(
+      self, feature, result
+  ) -> Tuple[List[_Candidate], float]:
     """Valid spans of one window and its null score."""
     out = []
     if "cls_logits" in result:  # XLNet-style beam.
@@ -98,18 +104,30 @@ class SquadPostprocessor:
       for i, start in enumerate(np.asarray(result["start_top_index"])):
         for j, end in enumerate(end_index[i]):
           if self._valid(feature, int(start), int(end)):
-            out.append(_Candidate(
-                feature, int(start), int(end),
-                float(result["start_top_log_probs"][i]),
-                float(result["end_top_log_probs"][i][j])))
+            out.append(
+                _Candidate(
+                    feature,
+                    int(start),
+                    int(end),
+                    float(result["start_top_log_probs"][i]),
+                    float(result["end_top_log_probs"][i][j]),
+                )
+            )
       return out, float(result["cls_logits"])
     start_logits = np.asarray(result["start_logits"])
     end_logits = np.asarray(result["end_logits"])
     for start in _top_indexes(start_logits, self.n_best_size):
       for end in _top_indexes(end_logits, self.n_best_size):
         if self._valid(feature, start, end):
-          out.append(_Candidate(feature, start, end, float(start_logits[start]),
-                                float(end_logits[end])))
+          out.append(
+              _Candidate(
+                  feature,
+                  start,
+                  end,
+                  float(start_logits[start]),
+                  float(end_logits[end]),
+              )
+          )
     return out, float(start_logits[0] + end_logits[0])
 
   def _nbest(self, example, candidates) -> List[Dict]:
@@ -120,21 +138,30 @@ class SquadPostprocessor:
         break
       start_word = c.feature.token_to_word[c.start]
       end_word = c.feature.token_to_word[c.end]
-      text = " ".join(example.doc_tokens[start_word:end_word + 1])
+      text = " ".join(example.doc_tokens[start_word : end_word + 1])
       if text in seen:
         continue
       seen.add(text)
-      nbest.append({"text": text, "start_score": c.start_score,
-                    "end_score": c.end_score, "start_word": start_word,
-                    "end_word": end_word})
+      nbest.append(
+          {
+              "text": text,
+              "start_score": c.start_score,
+              "end_score": c.end_score,
+              "start_word": start_word,
+              "end_word": end_word,
+          }
+      )
     probs = _softmax([e["start_score"] + e["end_score"] for e in nbest])
     for entry, p in zip(nbest, probs):
       entry["probability"] = p
     return nbest
 
-  def __call__(self, examples: Sequence[SquadExample],
-               features: Sequence[SquadFeature],
-               results: Mapping[int, Mapping[str, np.ndarray]]):
+  def __call__(
+      self,
+      examples: Sequence[SquadExample],
+      features: Sequence[SquadFeature],
+      results: Mapping[int, Mapping[str, np.ndarray]],
+  ):
     by_example: Dict[int, List[SquadFeature]] = {}
     for f in features:
       by_example.setdefault(f.example_index, []).append(f)
@@ -158,28 +185,38 @@ class SquadPostprocessor:
       elif xlnet:
         null_odds[qid] = null_score
       else:  # BERT's score_diff: null score minus the best span's score.
-        null_odds[qid] = null_score - nbest[0]["start_score"] - nbest[0][
-            "end_score"]
+        null_odds[qid] = (
+            null_score - nbest[0]["start_score"] - nbest[0]["end_score"]
+        )
     return predictions, nbest_json, null_odds
 
 
-def apply_null_threshold(predictions: Mapping[str, str],
-                         null_odds: Mapping[str, float],
-                         threshold: float) -> Dict[str, str]:
-  """"" for every question whose null odds exceed `threshold`."""
-  return {qid: "" if null_odds[qid] > threshold else text
-          for qid, text in predictions.items()}
+def apply_null_threshold(
+    predictions: Mapping[str, str],
+    null_odds: Mapping[str, float],
+    threshold: float,
+) -> Dict[str, str]:
+  """ "" for every question whose null odds exceed `threshold`."""
+  return {
+      qid: "" if null_odds[qid] > threshold else text
+      for qid, text in predictions.items()
+  }
 
 
-def write_prediction_files(output_dir: str, predictions: Mapping[str, str],
-                           nbest: Optional[Mapping[str, List[Dict]]] = None,
-                           null_odds: Optional[Mapping[str, float]] = None
-                           ) -> List[str]:
+def write_prediction_files(
+    output_dir: str,
+    predictions: Mapping[str, str],
+    nbest: Optional[Mapping[str, List[Dict]]] = None,
+    null_odds: Optional[Mapping[str, float]] = None,
+) -> List[str]:
   """Writes predictions.json (+ nbest_predictions.json, null_odds.json)
   atomically into `output_dir`; returns the paths written."""
   os.makedirs(output_dir, exist_ok=True)
-  files = {"predictions.json": predictions,
-           "nbest_predictions.json": nbest, "null_odds.json": null_odds}
+  files = {
+      "predictions.json": predictions,
+      "nbest_predictions.json": nbest,
+      "null_odds.json": null_odds,
+  }
   paths = []
   for name, content in files.items():
     if content is None:

@@ -34,23 +34,30 @@ _WHITESPACE = "[ \t\r\n\u202f]+"
 class SquadServingModule(tf.Module):
   """Signature `serving_default(question [B], context [B])` returns:
 
-    answer: string [B], the context words of the best span ("" if none);
-    start_word, end_word: int32 [B], the span's first and last word (0-based
-      index in the whitespace-split context; -1 if none);
-    start_char, end_char: int32 [B], the span in the context in Unicode
-      characters, end exclusive: in Python, `context[start_char:end_char]`
-      is the answer with the context's own whitespace (-1 if none);
-    score: float32 [B], the span's start + end logit (v1.1) or log-prob
-      (v2.0);
-    v2.0 only: is_impossible: bool [B], null_odds > null_threshold (then
-      `answer` is ""), and null_odds: float32 [B], the smallest answerability
-      logit over the windows (NO_SPAN_ODDS when no window has a valid span).
+  answer: string [B], the context words of the best span ("" if none);
+  start_word, end_word: int32 [B], the span's first and last word (0-based
+    index in the whitespace-split context; -1 if none);
+  start_char, end_char: int32 [B], the span in the context in Unicode
+    characters, end exclusive: in Python, `context[start_char:end_char]`
+    is the answer with the context's own whitespace (-1 if none);
+  score: float32 [B], the span's start + end logit (v1.1) or log-prob
+    (v2.0);
+  v2.0 only: is_impossible: bool [B], null_odds > null_threshold (then
+    `answer` is ""), and null_odds: float32 [B], the smallest answerability
+    logit over the windows (NO_SPAN_ODDS when no window has a valid span).
   """
 
-  def __init__(self, model, preprocessor: AlbertPreprocessor, *,
-               max_query_length: int, max_answer_length: int,
-               doc_stride: int, null_threshold: float = 0.0,
-               name: str = "squad_serving"):
+  def __init__(
+      self,
+      model,
+      preprocessor: AlbertPreprocessor,
+      *,
+      max_query_length: int,
+      max_answer_length: int,
+      doc_stride: int,
+      null_threshold: float = 0.0,
+      name: str = "squad_serving",
+  ):
     super().__init__(name=name)
     self.model = model
     self.preprocessor = preprocessor
@@ -65,12 +72,14 @@ class SquadServingModule(tf.Module):
     [B, (N)] and each token's word [B, (N)]."""
     p = self.preprocessor
     words, begin, end = tf_text.regex_split_with_offsets(
-        context, _WHITESPACE)  # [B, (W)] each
+        context, _WHITESPACE
+    )  # [B, (W)] each
     pieces = p.tokenize(words.flat_values)  # [N_words, (P)]
     doc = words.with_flat_values(pieces).merge_dims(1, 2)  # [B, (N)]
     word_index = tf.ragged.range(words.row_lengths()).flat_values
     token_word = doc.with_flat_values(
-        tf.repeat(word_index, pieces.row_lengths()))  # [B, (N)]
+        tf.repeat(word_index, pieces.row_lengths())
+    )  # [B, (N)]
     return (words, begin, end), doc, token_word
 
   def _windows(self, question, context):
@@ -87,73 +96,99 @@ class SquadServingModule(tf.Module):
     """
     p = self.preprocessor
     words, doc, token_word = self._context_tokens(context)
-    query = p.tokenize(question)[:, :self.max_query_length]
+    query = p.tokenize(question)[:, : self.max_query_length]
     budget = p.seq_length - 3 - query.row_lengths()  # [B]
     n = doc.row_lengths()  # [B]
     # Windows start every min(budget, doc_stride) tokens until one reaches
     # the end of the context (one empty window for an empty context).
     step = tf.minimum(budget, self.doc_stride)
-    count = tf.where(n <= budget, tf.ones_like(n),
-                     (n - budget + step - 1) // step + 1)  # [B]
+    count = tf.where(
+        n <= budget, tf.ones_like(n), (n - budget + step - 1) // step + 1
+    )  # [B]
     example = tf.repeat(tf.range(tf.size(n, tf.int64)), count)  # [W]
     start = tf.ragged.range(count).flat_values * tf.gather(step, example)
-    length = tf.minimum(tf.gather(budget, example),
-                        tf.gather(n, example) - start)  # [W]
+    length = tf.minimum(
+        tf.gather(budget, example), tf.gather(n, example) - start
+    )  # [W]
     first = tf.gather(doc.row_starts(), example) + start  # into flat tokens
     take = tf.ragged.range(first, first + length)  # [W, (length)]
-    window_doc = take.with_flat_values(tf.gather(doc.flat_values,
-                                                 take.flat_values))
-    window_word = take.with_flat_values(tf.gather(token_word.flat_values,
-                                                  take.flat_values))
+    window_doc = take.with_flat_values(
+        tf.gather(doc.flat_values, take.flat_values)
+    )
+    window_word = take.with_flat_values(
+        tf.gather(token_word.flat_values, take.flat_values)
+    )
     # Max context: min(tokens left, tokens right) + 0.01 * window length,
     # compared over every window holding the token.
     j = tf.ragged.range(length)  # [W, (length)]
-    context_score = take.with_flat_values(tf.cast(tf.minimum(
-        j.flat_values, tf.repeat(length, length) - 1 - j.flat_values),
-        tf.float32) + 0.01 * tf.cast(tf.repeat(length, length), tf.float32))
+    context_score = take.with_flat_values(
+        tf.cast(
+            tf.minimum(
+                j.flat_values, tf.repeat(length, length) - 1 - j.flat_values
+            ),
+            tf.float32,
+        )
+        + 0.01 * tf.cast(tf.repeat(length, length), tf.float32)
+    )
     best = tf.math.unsorted_segment_max(
-        context_score.flat_values, take.flat_values,
-        tf.size(doc.flat_values, tf.int64))
+        context_score.flat_values,
+        take.flat_values,
+        tf.size(doc.flat_values, tf.int64),
+    )
     window_is_max = take.with_flat_values(
-        context_score.flat_values >= tf.gather(best, take.flat_values))
+        context_score.flat_values >= tf.gather(best, take.flat_values)
+    )
     window_query = tf.gather(query, example)
     inputs = p.pack_trimmed([window_query, window_doc])
     # Context position t holds window token t - offset.
     offset = window_query.row_lengths() + 2  # [W]
     positions = tf.range(p.seq_length, dtype=tf.int64)[tf.newaxis]  # [1, T]
-    in_doc = ((positions >= offset[:, tf.newaxis]) &
-              (positions < (offset + length)[:, tf.newaxis]))  # [W, T]
-    index = tf.clip_by_value(positions - offset[:, tf.newaxis], 0,
-                             p.seq_length - 1)
+    in_doc = (positions >= offset[:, tf.newaxis]) & (
+        positions < (offset + length)[:, tf.newaxis]
+    )  # [W, T]
+    index = tf.clip_by_value(
+        positions - offset[:, tf.newaxis], 0, p.seq_length - 1
+    )
 
     def at_positions(ragged, default):
-      padded = ragged.to_tensor(default_value=default,
-                                shape=[None, p.seq_length])
+      padded = ragged.to_tensor(
+          default_value=default, shape=[None, p.seq_length]
+      )
       return tf.where(in_doc, tf.gather(padded, index, batch_dims=1), default)
 
     inputs["paragraph_mask"] = tf.cast(in_doc, tf.int32)
-    return (inputs, tf.cast(example, tf.int32), words,
-            tf.cast(at_positions(window_word, -1), tf.int32),
-            at_positions(window_is_max, False))
+    return (
+        inputs,
+        tf.cast(example, tf.int32),
+        words,
+        tf.cast(at_positions(window_word, -1), tf.int32),
+        at_positions(window_is_max, False),
+    )
 
   @staticmethod
   def _char_offset(context, byte_offsets, word, found):
     """Unicode-character offset into `context` [B] of byte_offsets[b, word[b]]
     (-1 where not `found`)."""
-    values = tf.concat([tf.cast(byte_offsets.flat_values, tf.int32), [0]],
-                       0)  # one 0 at the end for the examples without a span
+    values = tf.concat(
+        [tf.cast(byte_offsets.flat_values, tf.int32), [0]], 0
+    )  # one 0 at the end for the examples without a span
     row_starts = tf.cast(byte_offsets.row_starts(), tf.int32)
-    flat = tf.gather(values, tf.where(found, row_starts + word,
-                                      tf.size(values) - 1))  # [B]
+    flat = tf.gather(
+        values, tf.where(found, row_starts + word, tf.size(values) - 1)
+    )  # [B]
     prefix = tf.strings.substr(context, tf.zeros_like(flat), flat)  # [B]
     return tf.where(found, tf.strings.length(prefix, unit="UTF8_CHAR"), -1)
 
-  def _best_pair(self, starts, ends, start_scores, end_scores, start_ok,
-                 end_ok):
+  def _best_pair(
+      self, starts, ends, start_scores, end_scores, start_ok, end_ok
+  ):
     """Best valid (start, end, score) among [W, N] candidate pairs."""
-    valid = (tf.gather(start_ok, starts, batch_dims=1) &
-             tf.gather(end_ok, ends, batch_dims=1) &
-             (ends >= starts) & (ends - starts < self.max_answer_length))
+    valid = (
+        tf.gather(start_ok, starts, batch_dims=1)
+        & tf.gather(end_ok, ends, batch_dims=1)
+        & (ends >= starts)
+        & (ends - starts < self.max_answer_length)
+    )
     scores = tf.where(valid, start_scores + end_scores, float("-inf"))
     best = tf.argmax(scores, axis=-1, output_type=tf.int32)  # [W]
     found = tf.reduce_any(valid, axis=-1)
@@ -164,7 +199,8 @@ class SquadServingModule(tf.Module):
   def serve(self, question, context):
     self.preprocessor.check_same_batch(question=question, context=context)
     inputs, example, words, position_word, position_is_max = self._windows(
-        question, context)
+        question, context
+    )
     outputs = self.model(inputs, training=False)
     is_context = position_word >= 0  # [W, T]
     t = tf.shape(position_word)[1]
@@ -181,8 +217,13 @@ class SquadServingModule(tf.Module):
       ends = tf.reshape(outputs["end_top_index"], [-1, k1 * k2])
       end_scores = tf.reshape(outputs["end_top_log_probs"], [-1, k1 * k2])
     start, end, score, found = self._best_pair(
-        starts, ends, start_scores, end_scores, is_context & position_is_max,
-        is_context)  # [W] each
+        starts,
+        ends,
+        start_scores,
+        end_scores,
+        is_context & position_is_max,
+        is_context,
+    )  # [W] each
     # The best window of each example (the first one on ties).
     batch = tf.shape(question)[0]
     score = tf.where(found, score, float("-inf"))
@@ -190,34 +231,44 @@ class SquadServingModule(tf.Module):
     window = tf.range(tf.size(example))
     is_best = found & (score >= tf.gather(best_score, example))
     chosen = tf.math.unsorted_segment_min(
-        tf.where(is_best, window, tf.int32.max), example, batch)  # [B]
+        tf.where(is_best, window, tf.int32.max), example, batch
+    )  # [B]
     found = chosen < tf.int32.max
     chosen = tf.where(found, chosen, 0)
     pick = lambda x: tf.gather(x, chosen)
     result = {}
     if self.version == "2.0":
-      null_odds = tf.math.unsorted_segment_min(outputs["cls_logits"], example,
-                                               batch)  # [B]
+      null_odds = tf.math.unsorted_segment_min(
+          outputs["cls_logits"], example, batch
+      )  # [B]
       # No span anywhere: certainly unanswerable, as the Python path says.
       null_odds = tf.where(found, null_odds, NO_SPAN_ODDS)
       impossible = null_odds > self.null_threshold
       found &= ~impossible
       result.update(is_impossible=impossible, null_odds=null_odds)
-    words_of = lambda positions: tf.gather(pick(position_word), positions,
-                                           batch_dims=1)
+    words_of = lambda positions: tf.gather(
+        pick(position_word), positions, batch_dims=1
+    )
     start_word = tf.where(found, words_of(pick(start)), -1)
     end_word = tf.where(found, words_of(pick(end)), -1)
     words, word_begin, word_end = words
     start_char = self._char_offset(context, word_begin, start_word, found)
     end_char = self._char_offset(context, word_end, end_word, found)
     word_pos = tf.ragged.range(tf.cast(words.row_lengths(), tf.int32))
-    in_span = ((word_pos >= start_word[:, tf.newaxis]) &
-               (word_pos <= end_word[:, tf.newaxis]))
-    answer = tf.strings.reduce_join(tf.ragged.boolean_mask(words, in_span),
-                                    axis=1, separator=" ")
-    result.update(answer=answer, start_word=start_word, end_word=end_word,
-                  start_char=start_char, end_char=end_char,
-                  score=tf.where(found, best_score, float("-inf")))
+    in_span = (word_pos >= start_word[:, tf.newaxis]) & (
+        word_pos <= end_word[:, tf.newaxis]
+    )
+    answer = tf.strings.reduce_join(
+        tf.ragged.boolean_mask(words, in_span), axis=1, separator=" "
+    )
+    result.update(
+        answer=answer,
+        start_word=start_word,
+        end_word=end_word,
+        start_char=start_char,
+        end_char=end_char,
+        score=tf.where(found, best_score, float("-inf")),
+    )
     return result
 
   def signatures(self) -> Dict[str, tf.types.experimental.ConcreteFunction]:

@@ -28,8 +28,12 @@ from albert.tasks.squad_features import SquadFeaturizer
 from albert.tasks.squad_model import VERSIONS, AlbertSquadModel
 from albert.tasks.squad_serving import SquadServingModule
 
-_WINDOW_KEYS = ("input_word_ids", "input_mask", "input_type_ids",
-                "paragraph_mask")
+_WINDOW_KEYS = (
+    "input_word_ids",
+    "input_mask",
+    "input_type_ids",
+    "paragraph_mask",
+)
 _LABEL_KEYS = ("start_position", "end_position", "is_impossible")
 
 
@@ -58,17 +62,27 @@ class SquadTask(FinetuneTask):
   eval_splits = ("dev",)
   predict_splits = ("dev",)
 
-  def __init__(self, *, version: str = "1.1", doc_stride: int = 128,
-               max_query_length: int = 64, n_best_size: int = 20,
-               max_answer_length: int = 30,
-               null_score_diff_threshold: Optional[float] = None, **kwargs):
+  def __init__(
+      self,
+      *,
+      version: str = "1.1",
+      doc_stride: int = 128,
+      max_query_length: int = 64,
+      n_best_size: int = 20,
+      max_answer_length: int = 30,
+      null_score_diff_threshold: Optional[float] = None,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     if version not in VERSIONS:
-      raise ValueError(f"SquadTask.version={version!r} must be one of "
-                       f"{VERSIONS}")
+      raise ValueError(
+          f"SquadTask.version={version!r} must be one of " f"{VERSIONS}"
+      )
     if not 0 < max_query_length <= self.seq_length - 4:
-      raise ValueError(f"SquadTask.max_query_length={max_query_length} must be "
-                       f"in [1, seq_length - 4 = {self.seq_length - 4}]")
+      raise ValueError(
+          f"SquadTask.max_query_length={max_query_length} must be "
+          f"in [1, seq_length - 4 = {self.seq_length - 4}]"
+      )
     if doc_stride < 1:
       raise ValueError(f"SquadTask.doc_stride={doc_stride} must be >= 1")
     self.version = version
@@ -79,9 +93,13 @@ class SquadTask(FinetuneTask):
     self.max_answer_length = max_answer_length
     self.null_score_diff_threshold = null_score_diff_threshold
     self.postprocessor = squad_postprocess.SquadPostprocessor(
-        n_best_size=n_best_size, max_answer_length=max_answer_length)
-    self.serving_threshold = (null_score_diff_threshold
-                              if null_score_diff_threshold is not None else 0.0)
+        n_best_size=n_best_size, max_answer_length=max_answer_length
+    )
+    self.serving_threshold = (
+        null_score_diff_threshold
+        if null_score_diff_threshold is not None
+        else 0.0
+    )
 
   def use_eval_results(self, results):
     """Serving takes the dev-chosen null threshold of an earlier evaluation."""
@@ -92,78 +110,109 @@ class SquadTask(FinetuneTask):
   # --- Data -------------------------------------------------------------------
 
   def read_examples(self, split):
-    path = os.path.join(self._require_data_dir(),
-                        f"{split}-v{self.version}.json")
-    return squad_data.read_squad_examples(path,
-                                          training=split == self.train_split)
+    path = os.path.join(
+        self._require_data_dir(), f"{split}-v{self.version}.json"
+    )
+    return squad_data.read_squad_examples(
+        path, training=split == self.train_split
+    )
 
   def feature_options(self):
-    return {"version": self.version, "doc_stride": self.doc_stride,
-            "max_query_length": self.max_query_length}
+    return {
+        "version": self.version,
+        "doc_stride": self.doc_stride,
+        "max_query_length": self.max_query_length,
+    }
 
   def feature_spec(self):
-    window = {k: tf.TensorSpec([self.seq_length], tf.int32)
-              for k in _WINDOW_KEYS}
+    window = {
+        k: tf.TensorSpec([self.seq_length], tf.int32) for k in _WINDOW_KEYS
+    }
     return {**window, **{k: tf.TensorSpec([], tf.int32) for k in _LABEL_KEYS}}
 
   def featurize(self, examples, *, training):
     """Window dicts; `squad_feature` keeps the `SquadFeature` metadata."""
     del training  # Labels are set wherever the examples have spans.
     featurizer = SquadFeaturizer(
-        self.tokenizer, seq_length=self.seq_length, doc_stride=self.doc_stride,
-        max_query_length=self.max_query_length)
+        self.tokenizer,
+        seq_length=self.seq_length,
+        doc_stride=self.doc_stride,
+        max_query_length=self.max_query_length,
+    )
     for feature in featurizer.featurize(examples):
-      yield {**{k: getattr(feature, k) for k in _WINDOW_KEYS + _LABEL_KEYS},
-             "squad_feature": feature}
+      yield {
+          **{k: getattr(feature, k) for k in _WINDOW_KEYS + _LABEL_KEYS},
+          "squad_feature": feature,
+      }
 
   # --- Model, loss, training metrics ------------------------------------------
 
   def build_model(self) -> AlbertSquadModel:
     return AlbertSquadModel.from_config_object(
-        self.config, version=self.version, dropout_rate=self.dropout_rate)
+        self.config, version=self.version, dropout_rate=self.dropout_rate
+    )
 
   def loss_totals(self, batch):
-    return {"examples": tf.cast(tf.shape(batch["input_word_ids"])[0],
-                                tf.float32)}
+    return {
+        "examples": tf.cast(tf.shape(batch["input_word_ids"])[0], tf.float32)
+    }
 
   def _per_example_loss(self, outputs, batch) -> tf.Tensor:
     """[B] (start CE + end CE) / 2 (+ 0.5 answerability CE for v2.0)."""
-    loss = squad_heads.span_loss(outputs["start_logits"],
-                                 outputs["end_logits"],
-                                 batch["start_position"],
-                                 batch["end_position"])
+    loss = squad_heads.span_loss(
+        outputs["start_logits"],
+        outputs["end_logits"],
+        batch["start_position"],
+        batch["end_position"],
+    )
     if self.version == "2.0":
-      loss += 0.5 * squad_heads.answerability_loss(outputs["cls_logits"],
-                                                   batch["is_impossible"])
+      loss += 0.5 * squad_heads.answerability_loss(
+          outputs["cls_logits"], batch["is_impossible"]
+      )
     return loss
 
   def compute_loss(self, outputs, batch, totals):
     """Sum over this batch / windows in the global batch (task.py)."""
-    return {"loss": tf.reduce_sum(self._per_example_loss(outputs, batch)) /
-                    totals["examples"]}
+    return {
+        "loss": tf.reduce_sum(self._per_example_loss(outputs, batch))
+        / totals["examples"]
+    }
 
   def build_metrics(self) -> List[tf_keras.metrics.Metric]:
-    metrics = [tf_keras.metrics.SparseCategoricalAccuracy(name="start_accuracy"),
-               tf_keras.metrics.SparseCategoricalAccuracy(name="end_accuracy"),
-               tf_keras.metrics.Mean(name="span_loss")]
+    metrics = [
+        tf_keras.metrics.SparseCategoricalAccuracy(name="start_accuracy"),
+        tf_keras.metrics.SparseCategoricalAccuracy(name="end_accuracy"),
+        tf_keras.metrics.Mean(name="span_loss"),
+    ]
     if self.version == "2.0":
-      metrics.append(tf_keras.metrics.BinaryAccuracy(
-          name="answerability_accuracy", threshold=0.0))
+      metrics.append(
+          tf_keras.metrics.BinaryAccuracy(
+              name="answerability_accuracy", threshold=0.0
+          )
+      )
     return metrics
 
   def update_metrics(self, metrics, outputs, batch):
     by_name = {m.name: m for m in metrics}
-    by_name["start_accuracy"].update_state(batch["start_position"],
-                                           outputs["start_logits"])
+    by_name["start_accuracy"].update_state(
+        batch["start_position"], outputs["start_logits"]
+    )
     if "end_logits" in outputs:  # v2.0 inference has a beam instead.
-      by_name["end_accuracy"].update_state(batch["end_position"],
-                                           outputs["end_logits"])
-      by_name["span_loss"].update_state(squad_heads.span_loss(
-          outputs["start_logits"], outputs["end_logits"],
-          batch["start_position"], batch["end_position"]))
+      by_name["end_accuracy"].update_state(
+          batch["end_position"], outputs["end_logits"]
+      )
+      by_name["span_loss"].update_state(
+          squad_heads.span_loss(
+              outputs["start_logits"],
+              outputs["end_logits"],
+              batch["start_position"],
+              batch["end_position"],
+          )
+      )
     if "answerability_accuracy" in by_name:
       by_name["answerability_accuracy"].update_state(
-          batch["is_impossible"], outputs["cls_logits"])
+          batch["is_impossible"], outputs["cls_logits"]
+      )
 
   # --- Decoding, official metrics, files ---------------------------------------
 
@@ -171,8 +220,10 @@ class SquadTask(FinetuneTask):
     """(predictions with the null threshold applied, nbest, null_odds, raw
     predictions, threshold used)."""
     squad_features = [f["squad_feature"] for f in features]
-    results = {f.unique_id: {k: v[i] for k, v in outputs.items()}
-               for i, f in enumerate(squad_features)}
+    results = {
+        f.unique_id: {k: v[i] for k, v in outputs.items()}
+        for i, f in enumerate(squad_features)
+    }
     raw, nbest, odds = self.postprocessor(examples, squad_features, results)
     if self.version == "1.1":
       return raw, nbest, None, raw, None
@@ -181,21 +232,29 @@ class SquadTask(FinetuneTask):
       threshold = 0.0
       if any(e.answer_texts for e in examples):
         gold = squad_data.gold_answers(examples)
-        threshold = squad_metrics.evaluate_v2(gold, raw, odds)[
-            "best_f1_thresh"]
-      logging.info("%s: null odds threshold %.4f (best F1 on these gold "
-                   "answers)", self.name, threshold)
+        threshold = squad_metrics.evaluate_v2(gold, raw, odds)["best_f1_thresh"]
+      logging.info(
+          "%s: null odds threshold %.4f (best F1 on these gold " "answers)",
+          self.name,
+          threshold,
+      )
       self.serving_threshold = threshold
-    return (squad_postprocess.apply_null_threshold(raw, odds, threshold),
-            nbest, odds, raw, threshold)
+    return (
+        squad_postprocess.apply_null_threshold(raw, odds, threshold),
+        nbest,
+        odds,
+        raw,
+        threshold,
+    )
 
   def evaluate_outputs(self, split, examples, features, outputs):
     """v1.1: `exact_match`, `f1`. v2.0: the official script's output on the
     thresholded predictions (what predictions.json scores), plus `best_*`
     from the raw predictions and the null odds, and `null_threshold`."""
     gold = squad_data.gold_answers(examples)
-    predictions, _, odds, raw, threshold = self._decode(examples, features,
-                                                        outputs)
+    predictions, _, odds, raw, threshold = self._decode(
+        examples, features, outputs
+    )
     if self.version == "1.1":
       return squad_metrics.evaluate_v1(gold, predictions)
     metrics = squad_metrics.evaluate_v2(gold, predictions)
@@ -207,12 +266,16 @@ class SquadTask(FinetuneTask):
   def write_predictions(self, split, examples, features, outputs, output_dir):
     """predictions.json, nbest_predictions.json (+ null_odds.json for v2.0)."""
     predictions, nbest, odds, _, _ = self._decode(examples, features, outputs)
-    return squad_postprocess.write_prediction_files(output_dir, predictions,
-                                                    nbest, odds)
+    return squad_postprocess.write_prediction_files(
+        output_dir, predictions, nbest, odds
+    )
 
   def serving_module(self, model, preprocessor) -> SquadServingModule:
     return SquadServingModule(
-        model, preprocessor, max_query_length=self.max_query_length,
-        max_answer_length=self.max_answer_length, doc_stride=self.doc_stride,
-        null_threshold=self.serving_threshold)
-
+        model,
+        preprocessor,
+        max_query_length=self.max_query_length,
+        max_answer_length=self.max_answer_length,
+        doc_stride=self.doc_stride,
+        null_threshold=self.serving_threshold,
+    )

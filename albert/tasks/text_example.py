@@ -16,6 +16,7 @@ class TextExample:
     label: the label string of a classification task, the score of a
       regression task (STS-B), or None for an unlabeled test set.
   """
+
   guid: str
   text_a: str
   text_b: Optional[str]
@@ -35,6 +36,7 @@ class MultipleChoiceExample:
     group: the subset the example belongs to ("middle" or "high" for RACE),
       for per-group metrics.
   """
+
   guid: str
   context: str
   question: str

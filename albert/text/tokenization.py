@@ -18,7 +18,9 @@ import sentencepiece as spm
 
 from official.core.errors import InputError
 
-SPACE_MARK = "\u2581"  # SentencePiece's "▁", marks a piece that follows a space.
+SPACE_MARK = (
+    "\u2581"  # SentencePiece's "▁", marks a piece that follows a space.
+)
 CONTROL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
 
 # The original's punctuation set: ASCII punctuation without the apostrophe.
@@ -48,9 +50,12 @@ def is_word_start_piece(piece: str) -> bool:
   is a single punctuation character, and a piece with any character outside
   a-z and punctuation (digits, apostrophes, accents, other scripts).
   """
-  return (piece.startswith(SPACE_MARK) or piece.startswith("<") or
-          piece in _PUNCTUATION or
-          not all(c.lower() in _WORD_CHARS for c in piece))
+  return (
+      piece.startswith(SPACE_MARK)
+      or piece.startswith("<")
+      or piece in _PUNCTUATION
+      or not all(c.lower() in _WORD_CHARS for c in piece)
+  )
 
 
 class SentencePieceTokenizer:
@@ -73,7 +78,8 @@ class SentencePieceTokenizer:
     except Exception as e:  # sentencepiece raises RuntimeError/OSError.
       raise InputError(
           f"{name} is not a valid SentencePiece model ({e}); train one with "
-          "tools/train_sentencepiece.py") from None
+          "tools/train_sentencepiece.py"
+      ) from None
     self.vocab_size = self._sp.get_piece_size()
     ids = {}
     for piece in CONTROL_PIECES:
@@ -81,16 +87,26 @@ class SentencePieceTokenizer:
       if pid == self._sp.unk_id() or self._sp.id_to_piece(pid) != piece:
         raise InputError(
             f"{name} has no {piece} piece; ALBERT needs [CLS], [SEP] and "
-            "[MASK] as control symbols (tools/train_sentencepiece.py adds them)")
+            "[MASK] as control symbols (tools/train_sentencepiece.py adds them)"
+        )
       ids[piece] = pid
     self.cls_id, self.sep_id, self.mask_id = (ids[p] for p in CONTROL_PIECES)
     pieces = [self._sp.id_to_piece(i) for i in range(self.vocab_size)]
-    self.is_word_start = np.array([is_word_start_piece(p) for p in pieces],
-                                  dtype=bool)
+    self.is_word_start = np.array(
+        [is_word_start_piece(p) for p in pieces], dtype=bool
+    )
     self.replacement_ids = np.array(
-        [i for i in range(self.vocab_size)
-         if not (self._sp.is_control(i) or self._sp.is_unknown(i) or
-                 self._sp.is_unused(i))], dtype=np.int32)
+        [
+            i
+            for i in range(self.vocab_size)
+            if not (
+                self._sp.is_control(i)
+                or self._sp.is_unknown(i)
+                or self._sp.is_unused(i)
+            )
+        ],
+        dtype=np.int32,
+    )
     if not self.replacement_ids.size:
       raise InputError(f"{name} has no ordinary pieces")
 
@@ -100,8 +116,9 @@ class SentencePieceTokenizer:
       with open(path, "rb") as f:
         proto = f.read()
     except OSError as e:
-      raise InputError(f"cannot read SentencePiece model {path}: "
-                       f"{e.strerror or e}") from None
+      raise InputError(
+          f"cannot read SentencePiece model {path}: " f"{e.strerror or e}"
+      ) from None
     return cls(proto, lower, name=f"SentencePiece model {path}")
 
   def id_to_piece(self, i: int) -> str:

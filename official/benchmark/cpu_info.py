@@ -18,6 +18,7 @@ FP16_FLAGS = ("avx512_fp16", "amx_fp16")
 @dataclasses.dataclass(frozen=True)
 class CpuInfo:
   """model: the CPU's model name; flags: its feature flags (empty if unknown)."""
+
   model: str
   flags: FrozenSet[str]
   logical_cpus: int
@@ -42,17 +43,30 @@ class CpuInfo:
 
   def describe(self) -> str:
     """'AMD EPYC, 2 logical CPUs, bf16: no (...), fp16: no (...)'."""
+
     def support(names):
       found = [f for f in names if f in self.flags]
-      return f"yes ({', '.join(found)})" if found else f"no ({' / '.join(names)} absent)"
-    return (f"{self.model}, {self.logical_cpus} logical CPUs, bfloat16: "
-            f"{support(BF16_FLAGS)}, float16: {support(FP16_FLAGS)}")
+      return (
+          f"yes ({', '.join(found)})"
+          if found
+          else f"no ({' / '.join(names)} absent)"
+      )
+
+    return (
+        f"{self.model}, {self.logical_cpus} logical CPUs, bfloat16: "
+        f"{support(BF16_FLAGS)}, float16: {support(FP16_FLAGS)}"
+    )
 
   def to_dict(self):
-    return {"model": self.model, "logical_cpus": self.logical_cpus,
-            "bf16": self.bf16, "fp16": self.fp16,
-            "reduced_precision_flags": sorted(
-                f for f in self.flags if f in BF16_FLAGS + FP16_FLAGS)}
+    return {
+        "model": self.model,
+        "logical_cpus": self.logical_cpus,
+        "bf16": self.bf16,
+        "fp16": self.fp16,
+        "reduced_precision_flags": sorted(
+            f for f in self.flags if f in BF16_FLAGS + FP16_FLAGS
+        ),
+    }
 
 
 def read(cpuinfo_path: str = "/proc/cpuinfo") -> CpuInfo:
@@ -72,5 +86,8 @@ def read(cpuinfo_path: str = "/proc/cpuinfo") -> CpuInfo:
           break
   except OSError:
     pass
-  return CpuInfo(model=model or platform.processor() or "unknown CPU",
-                 flags=flags, logical_cpus=os.cpu_count() or 1)
+  return CpuInfo(
+      model=model or platform.processor() or "unknown CPU",
+      flags=flags,
+      logical_cpus=os.cpu_count() or 1,
+  )

@@ -27,8 +27,11 @@ def peak_rss_mb() -> float:
   return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def serve(run: Callable[[str], None], info: Dict,
-          final: Optional[Callable[[], Dict]] = None) -> None:
+def serve(
+    run: Callable[[str], None],
+    info: Dict,
+    final: Optional[Callable[[], Dict]] = None,
+) -> None:
   """The worker side: announce `info`, time `run(request)` per stdin line.
 
   Args:
@@ -57,20 +60,28 @@ class Worker:
     env: its environment (None: this process's).
   """
 
-  def __init__(self, name: str, argv: Sequence[str],
-               env: Optional[Dict[str, str]] = None):
+  def __init__(
+      self, name: str, argv: Sequence[str], env: Optional[Dict[str, str]] = None
+  ):
     self.name = name
     self.process = subprocess.Popen(
-        list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=env)
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     self.info = json.loads(self._read_line())
 
   def _read_line(self) -> str:
     line = self.process.stdout.readline()
     if not line:
       self.process.wait()
-      error = (self.process.stderr.read().strip().splitlines() or
-               [f"exited with code {self.process.returncode}"])[-1]
+      error = (
+          self.process.stderr.read().strip().splitlines()
+          or [f"exited with code {self.process.returncode}"]
+      )[-1]
       raise WorkerError(f"{self.name}: {error}")
     return line
 
@@ -82,8 +93,9 @@ class Worker:
     try:
       return float(line)
     except ValueError:
-      raise WorkerError(f"{self.name}: expected seconds, got "
-                        f"{line.strip()[:200]!r}") from None
+      raise WorkerError(
+          f"{self.name}: expected seconds, got " f"{line.strip()[:200]!r}"
+      ) from None
 
   def close(self) -> Dict:
     """Ends the worker; returns its last JSON line ({} if it had none)."""
@@ -103,8 +115,9 @@ class Worker:
       self.process.wait()
 
 
-def take_turns(workers: Sequence[Worker], rounds: int,
-               request: str = "") -> Dict[str, List[float]]:
+def take_turns(
+    workers: Sequence[Worker], rounds: int, request: str = ""
+) -> Dict[str, List[float]]:
   """{name: [seconds per round]}: one call each per round, order rotating."""
   times = {w.name: [] for w in workers}
   workers = list(workers)

@@ -10,8 +10,11 @@ class GinConfigError(ValueError):
   """A gin file or binding cannot be used; the message says which and why."""
 
 
-def parse_gin(gin_files: Sequence[str], gin_params: Sequence[str] = (),
-              search_paths: Iterable[str] = ()) -> None:
+def parse_gin(
+    gin_files: Sequence[str],
+    gin_params: Sequence[str] = (),
+    search_paths: Iterable[str] = (),
+) -> None:
   """Parses `gin_files` in order, then `gin_params` (later values win).
 
   Args:
@@ -28,8 +31,10 @@ def parse_gin(gin_files: Sequence[str], gin_params: Sequence[str] = (),
     gin.add_config_file_search_path(path)
   for gin_file in gin_files:
     if not _exists(gin_file, search_paths):
-      raise GinConfigError(f"gin file {gin_file!r} not found (looked in the "
-                           "current directory and the repository root)")
+      raise GinConfigError(
+          f"gin file {gin_file!r} not found (looked in the "
+          "current directory and the repository root)"
+      )
     try:
       gin.parse_config_file(gin_file)
     except (ValueError, SyntaxError, KeyError, TypeError, IOError) as e:
@@ -43,7 +48,8 @@ def parse_gin(gin_files: Sequence[str], gin_params: Sequence[str] = (),
 
 def _exists(path: str, search_paths: Iterable[str]) -> bool:
   return os.path.exists(path) or any(
-      os.path.exists(os.path.join(root, path)) for root in search_paths)
+      os.path.exists(os.path.join(root, path)) for root in search_paths
+  )
 
 
 def _one_line(error: Exception) -> str:

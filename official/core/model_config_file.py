@@ -21,8 +21,9 @@ def path(model_dir: str) -> str:
 
 def write(model_dir: str, fields: Dict[str, Any]) -> None:
   """Writes `fields` as sorted, indented JSON, atomically."""
-  atomic_write.write_atomic(path(model_dir),
-                            json.dumps(fields, indent=2, sort_keys=True))
+  atomic_write.write_atomic(
+      path(model_dir), json.dumps(fields, indent=2, sort_keys=True)
+  )
 
 
 def read(model_dir: str) -> Optional[Dict[str, Any]]:
@@ -46,15 +47,18 @@ def read(model_dir: str) -> Optional[Dict[str, Any]]:
 
 def differences(saved: Dict[str, Any], wanted: Dict[str, Any]) -> List[str]:
   """Sorted names of the fields whose values differ (or exist on one side)."""
-  return sorted(k for k in set(saved) | set(wanted)
-                if saved.get(k) != wanted.get(k))
+  return sorted(
+      k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k)
+  )
 
 
-def describe(saved: Dict[str, Any], wanted: Dict[str, Any],
-             changed: List[str]) -> str:
+def describe(
+    saved: Dict[str, Any], wanted: Dict[str, Any], changed: List[str]
+) -> str:
   """`field: saved -> wanted, ...` for the fields in `changed`."""
-  return ", ".join(f"{k}: {saved.get(k)!r} -> {wanted.get(k)!r}"
-                   for k in changed)
+  return ", ".join(
+      f"{k}: {saved.get(k)!r} -> {wanted.get(k)!r}" for k in changed
+  )
 
 
 def check_or_write(model_dir: str, wanted: Dict[str, Any]) -> None:
@@ -71,6 +75,8 @@ def check_or_write(model_dir: str, wanted: Dict[str, Any]) -> None:
     return
   changed = differences(saved, wanted)
   if changed:
-    raise ValueError(f"model_dir {model_dir} holds a different model "
-                     f"({describe(saved, wanted, changed)}); use a new "
-                     "--model_dir or the same config")
+    raise ValueError(
+        f"model_dir {model_dir} holds a different model "
+        f"({describe(saved, wanted, changed)}); use a new "
+        "--model_dir or the same config"
+    )

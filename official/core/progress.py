@@ -19,8 +19,12 @@ class Progress:
     clock: a monotonic clock in seconds (tests pass a fake one).
   """
 
-  def __init__(self, total: Optional[int], start: int = 0,
-               clock: Callable[[], float] = time.monotonic):
+  def __init__(
+      self,
+      total: Optional[int],
+      start: int = 0,
+      clock: Callable[[], float] = time.monotonic,
+  ):
     self.total = total
     self._clock = clock
     self._start_units = start
@@ -50,5 +54,7 @@ class Progress:
   def describe(self, unit: str = "steps") -> str:
     eta = self.eta
     total = f"/{self.total}" if self.total is not None else ""
-    return (f"{self.done}{total} {unit}, {self.rate:.2f} {unit}/s, ETA "
-            f"{format_duration(eta) if eta is not None else '?'}")
+    return (
+        f"{self.done}{total} {unit}, {self.rate:.2f} {unit}/s, ETA "
+        f"{format_duration(eta) if eta is not None else '?'}"
+    )

@@ -26,9 +26,14 @@ class Task(abc.ABC):
     """The model, built (its variables exist) under the current strategy scope."""
 
   @abc.abstractmethod
-  def build_inputs(self, input_context: Optional[tf.distribute.InputContext],
-                   *, training: bool, batch_size: int,
-                   skip_examples: int = 0) -> tf.data.Dataset:
+  def build_inputs(
+      self,
+      input_context: Optional[tf.distribute.InputContext],
+      *,
+      training: bool,
+      batch_size: int,
+      skip_examples: int = 0,
+  ) -> tf.data.Dataset:
     """Batches of `batch_size` examples for one input pipeline.
 
     Args:
@@ -43,9 +48,12 @@ class Task(abc.ABC):
     """Additive float32 normalisers of this batch (e.g. number of examples)."""
 
   @abc.abstractmethod
-  def compute_loss(self, outputs: Dict[str, tf.Tensor],
-                   batch: Dict[str, tf.Tensor],
-                   totals: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+  def compute_loss(
+      self,
+      outputs: Dict[str, tf.Tensor],
+      batch: Dict[str, tf.Tensor],
+      totals: Dict[str, tf.Tensor],
+  ) -> Dict[str, tf.Tensor]:
     """This batch's share of the global loss.
 
     Args:
@@ -63,9 +71,12 @@ class Task(abc.ABC):
     """Fresh metric objects (created under the strategy scope)."""
 
   @abc.abstractmethod
-  def update_metrics(self, metrics: List[tf_keras.metrics.Metric],
-                     outputs: Dict[str, tf.Tensor],
-                     batch: Dict[str, tf.Tensor]) -> None:
+  def update_metrics(
+      self,
+      metrics: List[tf_keras.metrics.Metric],
+      outputs: Dict[str, tf.Tensor],
+      batch: Dict[str, tf.Tensor],
+  ) -> None:
     """The one place metrics are updated, for train and eval alike."""
 
   def has_eval_inputs(self) -> bool:

@@ -18,13 +18,13 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
-from official.io import atomic_write
 from official.core import model_config_file
 from official.core.progress import Progress
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
 from official.optimization.optimizer_config import OptimizerConfig
 from official.training.clipped_update import clipped_update
+
 
 class NonFiniteLossError(FloatingPointError):
   """The training loss became NaN or infinite."""
@@ -41,9 +41,15 @@ class Trainer:
     model_dir: checkpoints, TensorBoard summaries and `model_config.json`.
   """
 
-  def __init__(self, *, task: Task, strategy: tf.distribute.Strategy,
-               optimizer_config: OptimizerConfig, config: TrainerConfig,
-               model_dir: str):
+  def __init__(
+      self,
+      *,
+      task: Task,
+      strategy: tf.distribute.Strategy,
+      optimizer_config: OptimizerConfig,
+      config: TrainerConfig,
+      model_dir: str,
+  ):
     self.task = task
     self.strategy = strategy
     self.config = config
@@ -54,12 +60,14 @@ class Trainer:
       raise ValueError(
           f"global_batch_size={task.global_batch_size} must be divisible by "
           f"replicas ({replicas}) x gradient_accumulation_steps "
-          f"({accumulation})")
+          f"({accumulation})"
+      )
     self.micro_batch_size = task.global_batch_size // (replicas * accumulation)
     self.is_chief, self._write_dir = _chief_and_write_dir(strategy, model_dir)
     if self.is_chief:
-      model_config_file.check_or_write(self.model_dir,
-                                       self.task.model_config_dict())
+      model_config_file.check_or_write(
+          self.model_dir, self.task.model_config_dict()
+      )
 
     tf_keras.mixed_precision.set_global_policy(config.mixed_precision_policy)
     tf_keras.utils.set_random_seed(config.seed)
@@ -75,16 +83,20 @@ class Trainer:
       self.train_metrics = task.build_metrics()
       self.eval_metrics = task.build_metrics()
     self._learning_rate = optimizer_config.schedule()
-    self.checkpoint = tf.train.Checkpoint(model=self.model,
-                                          optimizer=self.optimizer)
+    self.checkpoint = tf.train.Checkpoint(
+        model=self.model, optimizer=self.optimizer
+    )
     # Every worker saves (saving is collective); only the chief's copies are
     # kept in model_dir, the others go to a scratch directory inside it.
     self.checkpoint_manager = tf.train.CheckpointManager(
-        self.checkpoint, self._write_dir,
+        self.checkpoint,
+        self._write_dir,
         max_to_keep=config.max_checkpoints if self.is_chief else 1,
-        step_counter=self.optimizer.iterations)
-    self._grad_fn = tf.function(self._micro_batch_gradients,
-                                jit_compile=config.jit_compile)
+        step_counter=self.optimizer.iterations,
+    )
+    self._grad_fn = tf.function(
+        self._micro_batch_gradients, jit_compile=config.jit_compile
+    )
     self._train_loop = tf.function(self._train_loop_fn)
     self._eval_loop = tf.function(self._eval_loop_fn)
     self._writers = {}
@@ -110,24 +122,29 @@ class Trainer:
       outputs = self.model(batch, training=True)
       losses = self.task.compute_loss(outputs, batch, totals)
       loss = losses["loss"]
-      if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
+      if isinstance(
+          self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer
+      ):
         loss = self.optimizer.get_scaled_loss(loss)
     grads = tape.gradient(loss, variables)
-    grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
-             for g, v in zip(grads, variables)]
+    grads = [
+        tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
+        for g, v in zip(grads, variables)
+    ]
     return losses["loss"], grads, outputs
 
   def _replica_train_step(self, batch):
     context = tf.distribute.get_replica_context()
-    totals = context.all_reduce(tf.distribute.ReduceOp.SUM,
-                                self.task.loss_totals(batch))
+    totals = context.all_reduce(
+        tf.distribute.ReduceOp.SUM, self.task.loss_totals(batch)
+    )
     accumulation = self.config.gradient_accumulation_steps
     size = self.micro_batch_size
     variables = self.model.trainable_variables
     grads = [tf.zeros_like(v) for v in variables]
     loss = tf.constant(0.0)
     for i in tf.range(accumulation):
-      micro = {k: v[i * size:(i + 1) * size] for k, v in batch.items()}
+      micro = {k: v[i * size : (i + 1) * size] for k, v in batch.items()}
       micro_loss, micro_grads, outputs = self._grad_fn(micro, totals)
       self.task.update_metrics(self.train_metrics, outputs, micro)
       grads = [a + g for a, g in zip(grads, micro_grads)]
@@ -149,8 +166,9 @@ class Trainer:
     finite = tf.constant(True)
     for _ in tf.range(num_steps):
       per_replica = self._run(self._replica_train_step, (next(iterator),))
-      loss = self.strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica,
-                                  axis=None)
+      loss = self.strategy.reduce(
+          tf.distribute.ReduceOp.SUM, per_replica, axis=None
+      )
       done += 1
       if not tf.math.is_finite(loss):
         finite = tf.constant(False)
@@ -172,13 +190,17 @@ class Trainer:
 
   def _dataset(self, *, training: bool, start_step: int = 0):
     per_replica = self.micro_batch_size * (
-        self.config.gradient_accumulation_steps if training else 1)
+        self.config.gradient_accumulation_steps if training else 1
+    )
 
     def dataset_fn(context):
-      local_replicas = context.num_replicas_in_sync // context.num_input_pipelines
+      local_replicas = (
+          context.num_replicas_in_sync // context.num_input_pipelines
+      )
       skip = start_step * per_replica * local_replicas if training else 0
-      return self.task.build_inputs(context, training=training,
-                                    batch_size=per_replica, skip_examples=skip)
+      return self.task.build_inputs(
+          context, training=training, batch_size=per_replica, skip_examples=skip
+      )
 
     options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
     return self.strategy.distribute_datasets_from_function(dataset_fn, options)
@@ -188,7 +210,8 @@ class Trainer:
       return
     if name not in self._writers:
       self._writers[name] = tf.summary.create_file_writer(
-          os.path.join(self.model_dir, name))
+          os.path.join(self.model_dir, name)
+      )
     with self._writers[name].as_default(step=step):
       for key, value in values.items():
         tf.summary.scalar(key, value)
@@ -197,8 +220,11 @@ class Trainer:
   def _next_stop(self, step: int) -> int:
     """The next step at which a loop must end (checkpoint, eval, end)."""
     c = self.config
-    stops = [c.train_steps, step + c.steps_per_loop,
-             (step // c.checkpoint_interval + 1) * c.checkpoint_interval]
+    stops = [
+        c.train_steps,
+        step + c.steps_per_loop,
+        (step // c.checkpoint_interval + 1) * c.checkpoint_interval,
+    ]
     if c.eval_interval:
       stops.append((step // c.eval_interval + 1) * c.eval_interval)
     return min(stops)
@@ -206,18 +232,26 @@ class Trainer:
   def _restore(self, path: str) -> None:
     """Restores model and optimizer, or the model alone from weights-only
     checkpoints (e.g. converted ones): then training starts at step 0."""
-    has_optimizer = any(name.startswith("optimizer/")
-                        for name, _ in tf.train.list_variables(path))
-    target = (self.checkpoint if has_optimizer
-              else tf.train.Checkpoint(model=self.model))
+    has_optimizer = any(
+        name.startswith("optimizer/")
+        for name, _ in tf.train.list_variables(path)
+    )
+    target = (
+        self.checkpoint
+        if has_optimizer
+        else tf.train.Checkpoint(model=self.model)
+    )
     try:
       target.read(path).assert_existing_objects_matched()
     except (AssertionError, ValueError, tf.errors.OpError) as e:
-      raise ValueError(f"checkpoint {path} does not match this model and "
-                       f"optimizer: {str(e).strip().splitlines()[0]}") from e
+      raise ValueError(
+          f"checkpoint {path} does not match this model and "
+          f"optimizer: {str(e).strip().splitlines()[0]}"
+      ) from e
     if not has_optimizer:
-      logging.info("%s holds weights only: fresh optimizer state, step 0.",
-                   path)
+      logging.info(
+          "%s holds weights only: fresh optimizer state, step 0.", path
+      )
 
   def train_iterator(self, start_step: int = 0):
     """An iterator over the training stream, positioned after `start_step` steps."""
@@ -260,24 +294,36 @@ class Trainer:
       if not finite:
         raise NonFiniteLossError(
             f"non-finite loss at step {step}: training stopped; last good "
-            f"checkpoint kept: {self.latest_checkpoint()}")
+            f"checkpoint kept: {self.latest_checkpoint()}"
+        )
       progress.update(step)
       results = self._log_train(step, loss, progress)
       if step % c.checkpoint_interval == 0:
         self.checkpoint_manager.save(checkpoint_number=step)
         saved_step = step
-      if c.eval_interval and step % c.eval_interval == 0 and step < c.train_steps:
+      if (
+          c.eval_interval
+          and step % c.eval_interval == 0
+          and step < c.train_steps
+      ):
         self.evaluate(step)
-    if saved_step != step:  # the same decision on every worker: saving is collective
+    if (
+        saved_step != step
+    ):  # the same decision on every worker: saving is collective
       self.checkpoint_manager.save(checkpoint_number=step)
-    logging.info("Training done at step %d; checkpoint %s", step,
-                 self.latest_checkpoint())
+    logging.info(
+        "Training done at step %d; checkpoint %s",
+        step,
+        self.latest_checkpoint(),
+    )
     eval_results = self.evaluate(step)
     return eval_results or results
 
   def _log_train(self, step: int, loss: float, progress: Progress):
-    values = {"loss": loss,
-              "learning_rate": float(self._learning_rate(step - 1))}
+    values = {
+        "loss": loss,
+        "learning_rate": float(self._learning_rate(step - 1)),
+    }
     values.update({m.name: float(m.result()) for m in self.train_metrics})
     for m in self.train_metrics:
       m.reset_state()
@@ -285,10 +331,17 @@ class Trainer:
     values["examples_per_second"] = examples_per_s
     self._summaries("train", step, values)
     self.train_history.append((step, values))
-    shown = " | ".join(f"{k} {v:.4g}" for k, v in values.items()
-                       if k not in ("examples_per_second",))
-    logging.info("train %s | %.1f examples/s | %s", progress.describe(),
-                 examples_per_s, shown)
+    shown = " | ".join(
+        f"{k} {v:.4g}"
+        for k, v in values.items()
+        if k not in ("examples_per_second",)
+    )
+    logging.info(
+        "train %s | %.1f examples/s | %s",
+        progress.describe(),
+        examples_per_s,
+        shown,
+    )
     return values
 
   def evaluate(self, step: Optional[int] = None) -> Dict[str, float]:
@@ -299,11 +352,17 @@ class Trainer:
     for m in self.eval_metrics:
       m.reset_state()
     iterator = iter(self._dataset(training=False))
-    batches = int(self._eval_loop(iterator, tf.constant(self.config.eval_steps)))
+    batches = int(
+        self._eval_loop(iterator, tf.constant(self.config.eval_steps))
+    )
     results = {m.name: float(m.result()) for m in self.eval_metrics}
     self._summaries("eval", step, results)
-    logging.info("eval at step %d over %d batches: %s", step, batches,
-                 " | ".join(f"{k} {v:.4g}" for k, v in results.items()))
+    logging.info(
+        "eval at step %d over %d batches: %s",
+        step,
+        batches,
+        " | ".join(f"{k} {v:.4g}" for k, v in results.items()),
+    )
     return results
 
 
@@ -316,7 +375,8 @@ def _chief_and_write_dir(strategy, model_dir: str):
   task_id = resolver.task_id or 0
   cluster = resolver.cluster_spec().as_dict()
   chief = task_type == "chief" or (
-      task_type == "worker" and task_id == 0 and "chief" not in cluster)
+      task_type == "worker" and task_id == 0 and "chief" not in cluster
+  )
   if chief:
     return True, model_dir
   return False, os.path.join(model_dir, f".scratch-{task_type}-{task_id}")

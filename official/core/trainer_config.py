@@ -11,20 +11,21 @@ POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 @dataclasses.dataclass(frozen=True)
 class TrainerConfig:
   """Attributes:
-    train_steps: total optimizer steps.
-    steps_per_loop: steps per compiled loop; one progress line per loop.
-    checkpoint_interval: steps between checkpoints.
-    max_checkpoints: checkpoints kept.
-    eval_interval: steps between evaluations (0: only at the end).
-    eval_steps: eval batches per evaluation (fewer if the eval data ends).
-    gradient_accumulation_steps: micro-batches summed into one update.
-    clip_norm: global gradient-norm clip (<= 0: off).
-    mixed_precision_policy: `float32`, `mixed_float16` (with dynamic loss
-      scaling) or `mixed_bfloat16`.
-    jit_compile: compile the forward/backward pass with XLA.
-    seed: seeds weight initialisation.
-    deterministic: enable TensorFlow op determinism (bit-exact reruns).
+  train_steps: total optimizer steps.
+  steps_per_loop: steps per compiled loop; one progress line per loop.
+  checkpoint_interval: steps between checkpoints.
+  max_checkpoints: checkpoints kept.
+  eval_interval: steps between evaluations (0: only at the end).
+  eval_steps: eval batches per evaluation (fewer if the eval data ends).
+  gradient_accumulation_steps: micro-batches summed into one update.
+  clip_norm: global gradient-norm clip (<= 0: off).
+  mixed_precision_policy: `float32`, `mixed_float16` (with dynamic loss
+    scaling) or `mixed_bfloat16`.
+  jit_compile: compile the forward/backward pass with XLA.
+  seed: seeds weight initialisation.
+  deterministic: enable TensorFlow op determinism (bit-exact reruns).
   """
+
   train_steps: int = 125000
   steps_per_loop: int = 1000
   checkpoint_interval: int = 5000
@@ -39,16 +40,26 @@ class TrainerConfig:
   deterministic: bool = False
 
   def __post_init__(self):
-    for name in ("train_steps", "steps_per_loop", "checkpoint_interval",
-                 "max_checkpoints", "eval_steps", "gradient_accumulation_steps"):
+    for name in (
+        "train_steps",
+        "steps_per_loop",
+        "checkpoint_interval",
+        "max_checkpoints",
+        "eval_steps",
+        "gradient_accumulation_steps",
+    ):
       value = getattr(self, name)
       if not isinstance(value, int) or value <= 0:
-        raise ValueError(f"TrainerConfig.{name}={value!r} must be a positive "
-                         "integer")
+        raise ValueError(
+            f"TrainerConfig.{name}={value!r} must be a positive " "integer"
+        )
     if self.eval_interval < 0:
-      raise ValueError(f"TrainerConfig.eval_interval={self.eval_interval} must "
-                       "be >= 0")
+      raise ValueError(
+          f"TrainerConfig.eval_interval={self.eval_interval} must " "be >= 0"
+      )
     if self.mixed_precision_policy not in POLICIES:
-      raise ValueError(f"TrainerConfig.mixed_precision_policy="
-                       f"{self.mixed_precision_policy!r} is not one of "
-                       f"{POLICIES}")
+      raise ValueError(
+          f"TrainerConfig.mixed_precision_policy="
+          f"{self.mixed_precision_policy!r} is not one of "
+          f"{POLICIES}"
+      )

@@ -15,8 +15,9 @@ import tensorflow as tf
 STRATEGY_NAMES = ("default", "one_device", "mirrored", "multi_worker", "tpu")
 
 
-def make_strategy(name: str, tpu: Optional[str] = None,
-                  connect_timeout_s: float = 10.0) -> tf.distribute.Strategy:
+def make_strategy(
+    name: str, tpu: Optional[str] = None, connect_timeout_s: float = 10.0
+) -> tf.distribute.Strategy:
   """Builds the distribution strategy called `name`.
 
   Args:
@@ -42,8 +43,10 @@ def make_strategy(name: str, tpu: Optional[str] = None,
   if name not in STRATEGY_NAMES:
     raise ValueError(f"strategy={name!r} is not one of {STRATEGY_NAMES}")
   if name != "tpu" and tpu:
-    raise ValueError(f"tpu={tpu!r} is only used with strategy='tpu', "
-                     f"not strategy={name!r}")
+    raise ValueError(
+        f"tpu={tpu!r} is only used with strategy='tpu', "
+        f"not strategy={name!r}"
+    )
   if name == "default":
     strategy = tf.distribute.get_strategy()
   elif name == "one_device":
@@ -57,15 +60,20 @@ def make_strategy(name: str, tpu: Optional[str] = None,
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
   else:
     strategy = _make_tpu_strategy(tpu, connect_timeout_s)
-  logging.info("Strategy %s with %d replica(s) in sync.", name,
-               strategy.num_replicas_in_sync)
+  logging.info(
+      "Strategy %s with %d replica(s) in sync.",
+      name,
+      strategy.num_replicas_in_sync,
+  )
   return strategy
 
 
 def _make_tpu_strategy(tpu: Optional[str], connect_timeout_s: float):
   if not tpu:
-    raise ValueError("strategy='tpu' needs tpu=NAME, grpc://HOST:PORT or "
-                     "'local' (flag --tpu)")
+    raise ValueError(
+        "strategy='tpu' needs tpu=NAME, grpc://HOST:PORT or "
+        "'local' (flag --tpu)"
+    )
   if tpu.startswith("grpc://"):
     _check_reachable(tpu, connect_timeout_s)
   try:
@@ -76,8 +84,10 @@ def _make_tpu_strategy(tpu: Optional[str], connect_timeout_s: float):
     return tf.distribute.TPUStrategy(resolver)
   except (ValueError, RuntimeError, tf.errors.OpError) as e:
     first_line = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
-    raise RuntimeError(f"cannot use TPU {tpu!r}: {first_line}; check --tpu and "
-                       "that the TPU is up and reachable") from e
+    raise RuntimeError(
+        f"cannot use TPU {tpu!r}: {first_line}; check --tpu and "
+        "that the TPU is up and reachable"
+    ) from e
 
 
 def _check_reachable(address: str, timeout_s: float) -> None:
@@ -86,10 +96,12 @@ def _check_reachable(address: str, timeout_s: float) -> None:
   if not parsed.hostname or not parsed.port:
     raise ValueError(f"tpu={address!r} must look like grpc://HOST:PORT")
   try:
-    with socket.create_connection((parsed.hostname, parsed.port),
-                                  timeout=timeout_s):
+    with socket.create_connection(
+        (parsed.hostname, parsed.port), timeout=timeout_s
+    ):
       pass
   except OSError as e:
     raise RuntimeError(
         f"cannot reach TPU at {address!r} ({e.strerror or e}); check --tpu and "
-        "that the TPU is up and reachable") from e
+        "that the TPU is up and reachable"
+    ) from e

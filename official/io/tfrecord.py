@@ -25,8 +25,14 @@ def masked_crc32c(data: bytes) -> int:
 def frame(data: bytes) -> bytes:
   """One record's bytes: header, data, footer."""
   length = struct.pack("<Q", len(data))
-  return b"".join((length, struct.pack("<I", masked_crc32c(length)), data,
-                   struct.pack("<I", masked_crc32c(data))))
+  return b"".join(
+      (
+          length,
+          struct.pack("<I", masked_crc32c(length)),
+          data,
+          struct.pack("<I", masked_crc32c(data)),
+      )
+  )
 
 
 def read_frames(f: BinaryIO) -> Iterator[bytes]:
@@ -56,8 +62,9 @@ def read_records(path: str) -> Iterator[bytes]:
     yield from read_frames(f)
 
 
-def is_gzip(path: str,
-            opener: Optional[Callable[[str], BinaryIO]] = None) -> bool:
+def is_gzip(
+    path: str, opener: Optional[Callable[[str], BinaryIO]] = None
+) -> bool:
   """Whether the file starts with the gzip magic bytes, whatever its name.
 
   `opener` maps a path to a binary file object (default: local `open`).
@@ -74,8 +81,11 @@ class TFRecordWriter:
 
   def __init__(self, fileobj: BinaryIO, gzipped: bool = False):
     self._raw = fileobj
-    self._out = (gzip.GzipFile(filename="", mode="wb", fileobj=fileobj,
-                               mtime=0) if gzipped else fileobj)
+    self._out = (
+        gzip.GzipFile(filename="", mode="wb", fileobj=fileobj, mtime=0)
+        if gzipped
+        else fileobj
+    )
     self.num_records = 0
 
   def write(self, data: bytes) -> None:

@@ -59,5 +59,6 @@ def get_activation(name: str) -> Callable[[tf.Tensor], tf.Tensor]:
   try:
     return _ACTIVATIONS[name]
   except KeyError:
-    raise ValueError(f"activation={name!r} is not one of {ACTIVATION_NAMES}") \
-        from None
+    raise ValueError(
+        f"activation={name!r} is not one of {ACTIVATION_NAMES}"
+    ) from None

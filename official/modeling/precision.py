@@ -32,5 +32,6 @@ def serving_policy(precision: str) -> str:
   try:
     return SERVING_POLICIES[precision]
   except KeyError:
-    raise ValueError(f"precision={precision!r} is not one of "
-                     f"{tuple(SERVING_POLICIES)}") from None
+    raise ValueError(
+        f"precision={precision!r} is not one of " f"{tuple(SERVING_POLICIES)}"
+    ) from None

@@ -18,16 +18,18 @@ class AdamW(lamb.Lamb):
   Args: as `Lamb`, without `exclude_from_layer_adaptation` (nothing adapts).
   """
 
-  def __init__(self,
-               learning_rate=1e-5,
-               beta_1: float = 0.9,
-               beta_2: float = 0.999,
-               epsilon: float = 1e-6,
-               weight_decay_rate: float = 0.01,
-               exclude_from_weight_decay: Optional[Sequence[str]] = None,
-               bias_correction: bool = False,
-               name: str = "AdamW",
-               **kwargs):
+  def __init__(
+      self,
+      learning_rate=1e-5,
+      beta_1: float = 0.9,
+      beta_2: float = 0.999,
+      epsilon: float = 1e-6,
+      weight_decay_rate: float = 0.01,
+      exclude_from_weight_decay: Optional[Sequence[str]] = None,
+      bias_correction: bool = False,
+      name: str = "AdamW",
+      **kwargs,
+  ):
     kwargs.pop("exclude_from_layer_adaptation", None)  # from get_config
     super().__init__(
         learning_rate=learning_rate,
@@ -39,9 +41,11 @@ class AdamW(lamb.Lamb):
         exclude_from_layer_adaptation=(".*",),
         bias_correction=bias_correction,
         name=name,
-        **kwargs)
+        **kwargs,
+    )
 
-  def _trust_ratio(self, name: str, variable: tf.Variable,
-                   update: tf.Tensor) -> tf.Tensor:
+  def _trust_ratio(
+      self, name: str, variable: tf.Variable, update: tf.Tensor
+  ) -> tf.Tensor:
     del name, update  # AdamW never adapts per layer.
     return tf.ones([], variable.dtype)

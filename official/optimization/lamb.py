@@ -41,17 +41,19 @@ class Lamb(tf_keras.optimizers.Optimizer):
     **kwargs: passed to `tf_keras.optimizers.Optimizer` (e.g. `jit_compile`).
   """
 
-  def __init__(self,
-               learning_rate=0.00176,
-               beta_1: float = 0.9,
-               beta_2: float = 0.999,
-               epsilon: float = 1e-6,
-               weight_decay_rate: float = 0.01,
-               exclude_from_weight_decay: Optional[Sequence[str]] = None,
-               exclude_from_layer_adaptation: Optional[Sequence[str]] = None,
-               bias_correction: bool = False,
-               name: str = "LAMB",
-               **kwargs):
+  def __init__(
+      self,
+      learning_rate=0.00176,
+      beta_1: float = 0.9,
+      beta_2: float = 0.999,
+      epsilon: float = 1e-6,
+      weight_decay_rate: float = 0.01,
+      exclude_from_weight_decay: Optional[Sequence[str]] = None,
+      exclude_from_layer_adaptation: Optional[Sequence[str]] = None,
+      bias_correction: bool = False,
+      name: str = "LAMB",
+      **kwargs,
+  ):
     for arg, value in (("beta_1", beta_1), ("beta_2", beta_2)):
       if not 0.0 <= value < 1.0:
         raise ValueError(f"{arg}={value} must be in [0, 1)")
@@ -63,7 +65,8 @@ class Lamb(tf_keras.optimizers.Optimizer):
       if kwargs.get(arg) is not None:
         raise ValueError(
             f"{arg}={kwargs[arg]!r} is not supported by {type(self).__name__}: "
-            "use weight_decay_rate, and clip in the training step")
+            "use weight_decay_rate, and clip in the training step"
+        )
     super().__init__(name=name, **kwargs)
     self._learning_rate = self._build_learning_rate(learning_rate)
     self.beta_1 = beta_1
@@ -100,15 +103,18 @@ class Lamb(tf_keras.optimizers.Optimizer):
     """
     key = self._var_key(variable)
     if not getattr(self, "_built", False) or key not in self._index_dict:
-      raise ValueError(f"{variable.name} has no {self.name} slots: call "
-                       "build() with a var_list that holds it first")
+      raise ValueError(
+          f"{variable.name} has no {self.name} slots: call "
+          "build() with a var_list that holds it first"
+      )
     index = self._index_dict[key]
     return self._momentums[index], self._velocities[index]
 
   def applies_weight_decay(self, name: str) -> bool:
     """Whether the variable called `name` gets weight decay."""
     return self.weight_decay_rate > 0 and not _matches(
-        name, self.exclude_from_weight_decay)
+        name, self.exclude_from_weight_decay
+    )
 
   def applies_layer_adaptation(self, name: str) -> bool:
     """Whether the variable called `name` uses the trust ratio ||w|| / ||u||."""
@@ -139,30 +145,37 @@ class Lamb(tf_keras.optimizers.Optimizer):
     ratio = self._trust_ratio(name, variable, update)
     variable.assign_sub(lr * ratio * update)
 
-  def _trust_ratio(self, name: str, variable: tf.Variable,
-                   update: tf.Tensor) -> tf.Tensor:
+  def _trust_ratio(
+      self, name: str, variable: tf.Variable, update: tf.Tensor
+  ) -> tf.Tensor:
     """||w|| / ||u|| when both are positive and `name` is adapted, else 1."""
     one = tf.ones([], variable.dtype)
     if not self.applies_layer_adaptation(name):
       return one
     w_norm = tf.norm(variable)
     u_norm = tf.norm(update)
-    return tf.where(w_norm > 0.0,
-                    tf.where(u_norm > 0.0, w_norm / u_norm, one), one)
+    return tf.where(
+        w_norm > 0.0, tf.where(u_norm > 0.0, w_norm / u_norm, one), one
+    )
 
   def get_config(self):
     config = super().get_config()
-    config.update({
-        "learning_rate": self._serialize_hyperparameter(self._learning_rate),
-        "beta_1": self.beta_1,
-        "beta_2": self.beta_2,
-        "epsilon": self.epsilon,
-        "weight_decay_rate": self.weight_decay_rate,
-        "exclude_from_weight_decay": list(self.exclude_from_weight_decay),
-        "exclude_from_layer_adaptation": list(
-            self.exclude_from_layer_adaptation),
-        "bias_correction": self.bias_correction,
-    })
+    config.update(
+        {
+            "learning_rate": self._serialize_hyperparameter(
+                self._learning_rate
+            ),
+            "beta_1": self.beta_1,
+            "beta_2": self.beta_2,
+            "epsilon": self.epsilon,
+            "weight_decay_rate": self.weight_decay_rate,
+            "exclude_from_weight_decay": list(self.exclude_from_weight_decay),
+            "exclude_from_layer_adaptation": list(
+                self.exclude_from_layer_adaptation
+            ),
+            "bias_correction": self.bias_correction,
+        }
+    )
     for unused in ("weight_decay", "clipnorm", "global_clipnorm", "clipvalue"):
       config.pop(unused, None)
     return config

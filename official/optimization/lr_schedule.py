@@ -22,21 +22,25 @@ class WarmupPolynomialDecay(tf_keras.optimizers.schedules.LearningRateSchedule):
     power: exponent of the polynomial decay.
   """
 
-  def __init__(self,
-               peak_learning_rate: float,
-               decay_steps: int,
-               warmup_steps: int = 0,
-               end_learning_rate: float = 0.0,
-               power: float = 1.0,
-               name: str = "WarmupPolynomialDecay"):
+  def __init__(
+      self,
+      peak_learning_rate: float,
+      decay_steps: int,
+      warmup_steps: int = 0,
+      end_learning_rate: float = 0.0,
+      power: float = 1.0,
+      name: str = "WarmupPolynomialDecay",
+  ):
     super().__init__()
     if peak_learning_rate < 0:
       raise ValueError(f"peak_learning_rate={peak_learning_rate} must be >= 0")
     if decay_steps <= 0:
       raise ValueError(f"decay_steps={decay_steps} must be > 0")
     if not 0 <= warmup_steps <= decay_steps:
-      raise ValueError(f"warmup_steps={warmup_steps} must be in "
-                       f"[0, decay_steps={decay_steps}]")
+      raise ValueError(
+          f"warmup_steps={warmup_steps} must be in "
+          f"[0, decay_steps={decay_steps}]"
+      )
     if end_learning_rate < 0:
       raise ValueError(f"end_learning_rate={end_learning_rate} must be >= 0")
     if power <= 0:
@@ -55,8 +59,9 @@ class WarmupPolynomialDecay(tf_keras.optimizers.schedules.LearningRateSchedule):
       end = tf.constant(self.end_learning_rate, tf.float32)
       # (T - t) / T rather than 1 - t / T: exact for integer steps, no
       # cancellation near the end of training.
-      remaining = (float(self.decay_steps) - tf.minimum(
-          step, float(self.decay_steps))) / self.decay_steps
+      remaining = (
+          float(self.decay_steps) - tf.minimum(step, float(self.decay_steps))
+      ) / self.decay_steps
       decayed = (peak - end) * tf.pow(remaining, self.power) + end
       if self.warmup_steps == 0:
         return decayed

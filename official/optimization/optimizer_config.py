@@ -28,6 +28,7 @@ class OptimizerConfig:
     beta_1, beta_2, epsilon: moment decays and epsilon.
     bias_correction: Adam-style bias correction (off in the original).
   """
+
   name: str = "lamb"
   learning_rate: float = 0.00176
   warmup_steps: int = 3125
@@ -42,8 +43,10 @@ class OptimizerConfig:
 
   def __post_init__(self):
     if self.name not in OPTIMIZERS:
-      raise ValueError(f"OptimizerConfig.name={self.name!r} is not one of "
-                       f"{sorted(OPTIMIZERS)}")
+      raise ValueError(
+          f"OptimizerConfig.name={self.name!r} is not one of "
+          f"{sorted(OPTIMIZERS)}"
+      )
     # The schedule validates the step counts and rates.
     self.schedule()
 
@@ -53,7 +56,8 @@ class OptimizerConfig:
         decay_steps=self.decay_steps,
         warmup_steps=self.warmup_steps,
         end_learning_rate=self.end_learning_rate,
-        power=self.power)
+        power=self.power,
+    )
 
   def build(self):
     """A fresh optimizer with its schedule (create it under the strategy scope)."""
@@ -63,4 +67,5 @@ class OptimizerConfig:
         beta_2=self.beta_2,
         epsilon=self.epsilon,
         weight_decay_rate=self.weight_decay_rate,
-        bias_correction=self.bias_correction)
+        bias_correction=self.bias_correction,
+    )

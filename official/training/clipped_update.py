@@ -5,9 +5,12 @@ from typing import Sequence
 import tensorflow as tf
 
 
-def clipped_update(optimizer, grads: Sequence[tf.Tensor],
-                   variables: Sequence[tf.Variable],
-                   clip_norm: float) -> tf.Tensor:
+def clipped_update(
+    optimizer,
+    grads: Sequence[tf.Tensor],
+    variables: Sequence[tf.Variable],
+    clip_norm: float,
+) -> tf.Tensor:
   """Sums gradients over replicas, clips them to a global norm, applies them.
 
   Clipping belongs to the training step, not to the optimizer, so that it sees
@@ -36,6 +39,7 @@ def clipped_update(optimizer, grads: Sequence[tf.Tensor],
   global_norm = tf.linalg.global_norm(grads)
   if clip_norm > 0:
     grads, _ = tf.clip_by_global_norm(grads, clip_norm, use_norm=global_norm)
-  optimizer.apply_gradients(zip(grads, variables),
-                            skip_gradients_aggregation=True)
+  optimizer.apply_gradients(
+      zip(grads, variables), skip_gradients_aggregation=True
+  )
   return global_norm

@@ -49,12 +49,24 @@ def make_example(rng, *, seq_length, max_predictions, vocab_size):
   return tf.train.Example(features=tf.train.Features(feature=feature))
 
 
-def write_records(path, num_examples, *, seq_length=32, max_predictions=5,
-                  vocab_size=64, seed=0):
+def write_records(
+    path,
+    num_examples,
+    *,
+    seq_length=32,
+    max_predictions=5,
+    vocab_size=64,
+    seed=0,
+):
   rng = np.random.default_rng(seed)
   with tf.io.TFRecordWriter(str(path)) as writer:
     for _ in range(num_examples):
-      writer.write(make_example(rng, seq_length=seq_length,
-                                max_predictions=max_predictions,
-                                vocab_size=vocab_size).SerializeToString())
+      writer.write(
+          make_example(
+              rng,
+              seq_length=seq_length,
+              max_predictions=max_predictions,
+              vocab_size=vocab_size,
+          ).SerializeToString()
+      )
   return str(path)

@@ -18,7 +18,9 @@ EXPECTED = {
 
 
 def test_schema_table():
-  got = {f.record_name: (f.dtype, f.length) for f in features.PRETRAINING_FEATURES}
+  got = {
+      f.record_name: (f.dtype, f.length) for f in features.PRETRAINING_FEATURES
+  }
   assert got == EXPECTED
 
 

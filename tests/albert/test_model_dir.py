@@ -13,12 +13,22 @@ from albert.checkpoint_conversion.pretrainer_weights import pretrainer_weights
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import model_config_file
+from tests import helpers
 
-CONFIG = AlbertConfig(vocab_size=30, embedding_size=4, hidden_size=8,
-                      num_layers=3, num_heads=2, intermediate_size=16,
-                      max_position_embeddings=8, num_hidden_groups=2,
-                      inner_group_num=2, hidden_act="gelu_exact",
-                      layer_norm_epsilon=1e-6, dropout_rate=0.1)
+# Every field away from its default, so a lost field shows.
+CONFIG = helpers.tiny_config(
+    vocab_size=30,
+    embedding_size=4,
+    hidden_size=8,
+    num_layers=3,
+    intermediate_size=16,
+    max_position_embeddings=8,
+    num_hidden_groups=2,
+    inner_group_num=2,
+    hidden_act="gelu_exact",
+    layer_norm_epsilon=1e-6,
+    dropout_rate=0.1,
+)
 
 
 def _random_pretrainer(seed):
@@ -30,17 +40,20 @@ def test_load_pretrainer_restores_the_weights_it_wrote(tmp_path):
   first = _random_pretrainer(1)
   second = _random_pretrainer(2)
   folder = str(tmp_path / "m")
-  assert model_dir_lib.write_model_dir(folder, first, step=3) == \
-      os.path.join(folder, "ckpt-3")
+  assert model_dir_lib.write_model_dir(folder, first, step=3) == os.path.join(
+      folder, "ckpt-3"
+  )
   model_dir_lib.write_model_dir(folder, second, step=8)
-  for checkpoint, want in ((None, second), (os.path.join(folder, "ckpt-3"),
-                                            first)):
+  for checkpoint, want in (
+      (None, second),
+      (os.path.join(folder, "ckpt-3"), first),
+  ):
     loaded, config = model_dir_lib.load_pretrainer(folder, checkpoint)
     assert config == CONFIG
     for name, variable in pretrainer_weights(loaded).items():
       np.testing.assert_array_equal(
-          variable.numpy(), pretrainer_weights(want)[name].numpy(),
-          err_msg=name)
+          variable.numpy(), pretrainer_weights(want)[name].numpy(), err_msg=name
+      )
 
 
 def test_config_files_agree_with_the_trainer_and_gin(tmp_path):
@@ -57,8 +70,10 @@ def test_config_files_agree_with_the_trainer_and_gin(tmp_path):
     assert AlbertConfig() == CONFIG
   finally:
     gin.clear_config()
-  assert AlbertConfig.from_json_file(
-      os.path.join(folder, "albert_config.json")) == CONFIG
+  assert (
+      AlbertConfig.from_json_file(os.path.join(folder, "albert_config.json"))
+      == CONFIG
+  )
 
 
 def test_errors_name_the_file(tmp_path):
@@ -76,13 +91,16 @@ def test_errors_name_the_file(tmp_path):
   assert "\n" not in str(info.value)
   with open(os.path.join(folder, "model_config.json"), "w") as f:
     json.dump({**CONFIG.to_dict(), "num_hidden_layers": 3}, f)
-  with pytest.raises(ValueError, match=r"unknown AlbertConfig fields "
-                     r"\['num_hidden_layers'\]"):
+  with pytest.raises(
+      ValueError,
+      match=r"unknown AlbertConfig fields " r"\['num_hidden_layers'\]",
+  ):
     model_dir_lib.load_pretrainer(folder)
 
 
 def test_load_encoder_weights_restores_the_encoder_only(tmp_path):
-  from albert.tasks.classifier_model import AlbertClassifier  # pylint: disable=g-import-not-at-top
+  from albert.tasks.classifier_model import AlbertClassifier
+
   source = _random_pretrainer(1)
   folder = str(tmp_path / "m")
   model_dir_lib.write_model_dir(folder, source, step=4)
@@ -104,8 +122,11 @@ def test_load_encoder_weights_names_config_and_shape_mismatches(tmp_path):
   model_dir_lib.write_model_dir(folder, _random_pretrainer(1))
   other = CONFIG.replace(hidden_size=12, num_heads=3)
   encoder = AlbertPretrainer.from_config_object(other).encoder
-  with pytest.raises(ValueError, match=r"another model \(checkpoint -> config: "
-                     r"hidden_size: 8 -> 12, num_heads"):
+  with pytest.raises(
+      ValueError,
+      match=r"another model \(checkpoint -> config: "
+      r"hidden_size: 8 -> 12, num_heads",
+  ):
     model_dir_lib.load_encoder_weights(encoder, folder, other)
   # Without model_config.json the restore itself names the tensor's shapes.
   os.remove(os.path.join(folder, model_config_file.FILE_NAME))

@@ -7,16 +7,15 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from albert.modeling.config import AlbertConfig
 from albert.pretrain_task import PretrainTask
 from official.core.trainer import NonFiniteLossError, Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute.strategy import make_strategy
 from official.optimization.optimizer_config import OptimizerConfig
 from tests.albert.synthetic_records import write_records
+from tests import helpers
 
-TINY = AlbertConfig(vocab_size=64, embedding_size=8, hidden_size=16, num_layers=2,
-                    num_heads=2, intermediate_size=32, max_position_embeddings=32)
+TINY = helpers.tiny_config()
 
 
 @pytest.fixture(scope="module")
@@ -28,26 +27,55 @@ def data_dir(tmp_path_factory):
   return root
 
 
-def make_trainer(data_dir, model_dir, *, strategy="default", accumulation=1,
-                 global_batch_size=8, train_steps=6, checkpoint_interval=3,
-                 optimizer="lamb", policy="float32", train_pattern=None,
-                 learning_rate=0.01, steps_per_loop=3, **trainer_kwargs):
+def make_trainer(
+    data_dir,
+    model_dir,
+    *,
+    strategy="default",
+    accumulation=1,
+    global_batch_size=8,
+    train_steps=6,
+    checkpoint_interval=3,
+    optimizer="lamb",
+    policy="float32",
+    train_pattern=None,
+    learning_rate=0.01,
+    steps_per_loop=3,
+    **trainer_kwargs,
+):
   task = PretrainTask(
       train_file_pattern=train_pattern or str(data_dir / "train-*.tfrecord"),
       eval_file_pattern=str(data_dir / "eval.tfrecord"),
-      global_batch_size=global_batch_size, seq_length=32,
-      max_predictions_per_seq=5, shuffle_buffer_size=64, model_config=TINY)
+      global_batch_size=global_batch_size,
+      seq_length=32,
+      max_predictions_per_seq=5,
+      shuffle_buffer_size=64,
+      model_config=TINY,
+  )
   trainer_config = TrainerConfig(
-      train_steps=train_steps, steps_per_loop=steps_per_loop,
-      checkpoint_interval=checkpoint_interval, eval_steps=2,
-      gradient_accumulation_steps=accumulation, mixed_precision_policy=policy,
-      seed=1, **trainer_kwargs)
-  optimizer_config = OptimizerConfig(name=optimizer, learning_rate=learning_rate,
-                                     warmup_steps=2, decay_steps=train_steps)
+      train_steps=train_steps,
+      steps_per_loop=steps_per_loop,
+      checkpoint_interval=checkpoint_interval,
+      eval_steps=2,
+      gradient_accumulation_steps=accumulation,
+      mixed_precision_policy=policy,
+      seed=1,
+      **trainer_kwargs,
+  )
+  optimizer_config = OptimizerConfig(
+      name=optimizer,
+      learning_rate=learning_rate,
+      warmup_steps=2,
+      decay_steps=train_steps,
+  )
   try:
-    return Trainer(task=task, strategy=make_strategy(strategy),
-                   optimizer_config=optimizer_config, config=trainer_config,
-                   model_dir=str(model_dir))
+    return Trainer(
+        task=task,
+        strategy=make_strategy(strategy),
+        optimizer_config=optimizer_config,
+        config=trainer_config,
+        model_dir=str(model_dir),
+    )
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
 
@@ -57,36 +85,61 @@ def weights(trainer):
 
 
 def test_loss_falls_and_checkpoints_at_interval(data_dir, tmp_path):
-  trainer = make_trainer(data_dir, tmp_path, train_steps=32, checkpoint_interval=10,
-                         learning_rate=0.02)
+  trainer = make_trainer(
+      data_dir,
+      tmp_path,
+      train_steps=32,
+      checkpoint_interval=10,
+      learning_rate=0.02,
+  )
   results = trainer.train()
   history = trainer.train_history
   # Loops end at 3, 6, 9, 10 (checkpoint), 13, ... and at 32 (the end).
   assert [step for step, _ in history][:5] == [3, 6, 9, 10, 13]
   assert history[-1][0] == 32 == trainer.global_step
   assert history[-1][1]["loss"] < history[0][1]["loss"] - 0.3
-  assert history[-1][1]["masked_lm_accuracy"] > history[0][1]["masked_lm_accuracy"]
+  assert (
+      history[-1][1]["masked_lm_accuracy"] > history[0][1]["masked_lm_accuracy"]
+  )
   names = sorted(f for f in os.listdir(tmp_path) if f.endswith(".index"))
-  assert names == ["ckpt-10.index", "ckpt-20.index", "ckpt-30.index",
-                   "ckpt-32.index"]
-  assert set(results) == {"masked_lm_accuracy", "masked_lm_loss",
-                          "sentence_order_accuracy", "sentence_order_loss"}
+  assert names == [
+      "ckpt-10.index",
+      "ckpt-20.index",
+      "ckpt-30.index",
+      "ckpt-32.index",
+  ]
+  assert set(results) == {
+      "masked_lm_accuracy",
+      "masked_lm_loss",
+      "sentence_order_accuracy",
+      "sentence_order_loss",
+  }
   assert os.path.isdir(tmp_path / "train") and os.path.isdir(tmp_path / "eval")
 
 
 def test_loss_and_metrics_on_a_hand_computed_batch():
-  task = PretrainTask(train_file_pattern="unused", model_config=TINY,
-                      seq_length=8, max_predictions_per_seq=2)
+  task = PretrainTask(
+      train_file_pattern="unused",
+      model_config=TINY,
+      seq_length=8,
+      max_predictions_per_seq=2,
+  )
   # Two examples, two masked positions each; the second of example 1 is padding.
   logits = np.full((2, 2, TINY.vocab_size), -5.0, np.float32)
-  logits[0, 0, 7] = logits[0, 1, 9] = logits[1, 0, 3] = 5.0  # right, right, wrong
+  logits[0, 0, 7] = logits[0, 1, 9] = logits[1, 0, 3] = (
+      5.0  # right, right, wrong
+  )
   sop_logits = np.array([[2.0, 0.0], [0.0, 1.0]], np.float32)
-  batch = {"masked_lm_ids": tf.constant([[7, 9], [4, 0]]),
-           "masked_lm_weights": tf.constant([[1.0, 1.0], [1.0, 0.0]]),
-           "sentence_order_label": tf.constant([0, 0]),
-           "input_word_ids": tf.zeros([2, 8], tf.int32)}
-  outputs = {"mlm_logits": tf.constant(logits),
-             "sentence_order_logits": tf.constant(sop_logits)}
+  batch = {
+      "masked_lm_ids": tf.constant([[7, 9], [4, 0]]),
+      "masked_lm_weights": tf.constant([[1.0, 1.0], [1.0, 0.0]]),
+      "sentence_order_label": tf.constant([0, 0]),
+      "input_word_ids": tf.zeros([2, 8], tf.int32),
+  }
+  outputs = {
+      "mlm_logits": tf.constant(logits),
+      "sentence_order_logits": tf.constant(sop_logits),
+  }
 
   def nll(row, label):
     row = row.astype(np.float64)
@@ -98,11 +151,15 @@ def test_loss_and_metrics_on_a_hand_computed_batch():
   assert float(totals["mlm_weight"]) == 3.0 and float(totals["examples"]) == 2.0
   losses = task.compute_loss(outputs, batch, totals)
   expected_mlm = sum(mlm_nll) / (3.0 + 1e-5)
-  assert float(losses["masked_lm_loss"]) == pytest.approx(expected_mlm, rel=1e-5)
-  assert float(losses["sentence_order_loss"]) == pytest.approx(np.mean(sop_ce),
-                                                               rel=1e-5)
-  assert float(losses["loss"]) == pytest.approx(expected_mlm + np.mean(sop_ce),
-                                                rel=1e-5)
+  assert float(losses["masked_lm_loss"]) == pytest.approx(
+      expected_mlm, rel=1e-5
+  )
+  assert float(losses["sentence_order_loss"]) == pytest.approx(
+      np.mean(sop_ce), rel=1e-5
+  )
+  assert float(losses["loss"]) == pytest.approx(
+      expected_mlm + np.mean(sop_ce), rel=1e-5
+  )
   metrics = task.build_metrics()
   task.update_metrics(metrics, outputs, batch)
   got = {m.name: float(m.result()) for m in metrics}
@@ -113,30 +170,45 @@ def test_loss_and_metrics_on_a_hand_computed_batch():
 
 
 def test_sentence_task_none_drops_the_sop_loss():
-  task = PretrainTask(train_file_pattern="unused", model_config=TINY,
-                      seq_length=32, sentence_task="none")
-  assert [m.name for m in task.build_metrics()] == ["masked_lm_accuracy",
-                                                    "masked_lm_loss"]
+  task = PretrainTask(
+      train_file_pattern="unused",
+      model_config=TINY,
+      seq_length=32,
+      sentence_task="none",
+  )
+  assert [m.name for m in task.build_metrics()] == [
+      "masked_lm_accuracy",
+      "masked_lm_loss",
+  ]
 
 
 def test_mirrored_equals_one_device(data_dir, tmp_path):
   one = make_trainer(data_dir, tmp_path / "one", train_steps=4)
   one.train()
-  mirrored = make_trainer(data_dir, tmp_path / "mirrored", strategy="mirrored",
-                          train_steps=4)
+  mirrored = make_trainer(
+      data_dir, tmp_path / "mirrored", strategy="mirrored", train_steps=4
+  )
   assert mirrored.strategy.num_replicas_in_sync == 2
   mirrored.train()
   for a, b in zip(weights(one), weights(mirrored)):
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-  assert not np.allclose(weights(one)[0], weights(
-      make_trainer(data_dir, tmp_path / "fresh"))[0])  # training moved them
+  assert not np.allclose(
+      weights(one)[0], weights(make_trainer(data_dir, tmp_path / "fresh"))[0]
+  )  # training moved them
 
 
 def test_gradient_accumulation_equals_the_big_batch(data_dir, tmp_path):
-  big = make_trainer(data_dir, tmp_path / "big", train_steps=4, optimizer="adamw")
+  big = make_trainer(
+      data_dir, tmp_path / "big", train_steps=4, optimizer="adamw"
+  )
   big.train()
-  accumulated = make_trainer(data_dir, tmp_path / "acc", train_steps=4,
-                             accumulation=4, optimizer="adamw")
+  accumulated = make_trainer(
+      data_dir,
+      tmp_path / "acc",
+      train_steps=4,
+      accumulation=4,
+      optimizer="adamw",
+  )
   assert accumulated.micro_batch_size == 2
   accumulated.train()
   for a, b in zip(weights(big), weights(accumulated)):
@@ -144,33 +216,45 @@ def test_gradient_accumulation_equals_the_big_batch(data_dir, tmp_path):
 
 
 def test_mixed_float16_trains_with_loss_scaling(data_dir, tmp_path):
-  trainer = make_trainer(data_dir, tmp_path, train_steps=3,
-                         policy="mixed_float16")
-  assert isinstance(trainer.optimizer,
-                    tf_keras.mixed_precision.LossScaleOptimizer)
+  trainer = make_trainer(
+      data_dir, tmp_path, train_steps=3, policy="mixed_float16"
+  )
+  assert isinstance(
+      trainer.optimizer, tf_keras.mixed_precision.LossScaleOptimizer
+  )
   trainer.train()
   assert trainer.global_step == 3
   assert all(np.all(np.isfinite(w)) for w in weights(trainer))
 
 
 def _float_dtypes(checkpoint_dir):
-  dtypes = tf.train.load_checkpoint(str(checkpoint_dir)).get_variable_to_dtype_map()
+  dtypes = tf.train.load_checkpoint(
+      str(checkpoint_dir)
+  ).get_variable_to_dtype_map()
   return {name: dtype for name, dtype in dtypes.items() if dtype.is_floating}
 
 
 @pytest.mark.slow
-def test_bfloat16_learns_as_float32_does_and_resumes_in_either(data_dir,
-                                                               tmp_path):
+def test_bfloat16_learns_as_float32_does_and_resumes_in_either(
+    data_dir, tmp_path
+):
   losses = {}
   for policy in ("float32", "mixed_bfloat16"):
-    trainer = make_trainer(data_dir, tmp_path / policy, train_steps=300,
-                           checkpoint_interval=150, steps_per_loop=50,
-                           policy=policy, learning_rate=0.01)
+    trainer = make_trainer(
+        data_dir,
+        tmp_path / policy,
+        train_steps=300,
+        checkpoint_interval=150,
+        steps_per_loop=50,
+        policy=policy,
+        learning_rate=0.01,
+    )
     query = trainer.model.encoder.transformer.attention_blocks[0].query
     assert query.compute_dtype == policy.replace("mixed_", "")
     trainer.train()
-    losses[policy] = [values["masked_lm_loss"]
-                      for _, values in trainer.train_history]
+    losses[policy] = [
+        values["masked_lm_loss"] for _, values in trainer.train_history
+    ]
     # Master weights and optimizer slots are float32 in every checkpoint.
     dtypes = _float_dtypes(tmp_path / policy)
     assert any(name.startswith("optimizer/") for name in dtypes)
@@ -182,71 +266,107 @@ def test_bfloat16_learns_as_float32_does_and_resumes_in_either(data_dir,
   assert abs(bf16[0] - f32[0]) <= 0.05 * f32[0], (f32, bf16)
 
   # Each run resumes in the other precision, from its step and weights.
-  for saved, policy in (("float32", "mixed_bfloat16"),
-                        ("mixed_bfloat16", "float32")):
-    trainer = make_trainer(data_dir, tmp_path / saved, train_steps=320,
-                           steps_per_loop=20, checkpoint_interval=20,
-                           policy=policy,
-                           learning_rate=0.01)
+  for saved, policy in (
+      ("float32", "mixed_bfloat16"),
+      ("mixed_bfloat16", "float32"),
+  ):
+    trainer = make_trainer(
+        data_dir,
+        tmp_path / saved,
+        train_steps=320,
+        steps_per_loop=20,
+        checkpoint_interval=20,
+        policy=policy,
+        learning_rate=0.01,
+    )
     trainer.train()
-    (step, values), = trainer.train_history
+    ((step, values),) = trainer.train_history
     assert step == 320
     assert abs(values["masked_lm_loss"] - losses[saved][-1]) < (
-        0.1 * losses[saved][-1]), (saved, values, losses[saved])
+        0.1 * losses[saved][-1]
+    ), (saved, values, losses[saved])
     assert set(_float_dtypes(tmp_path / saved).values()) == {tf.float32}
 
 
-def test_non_finite_loss_stops_and_keeps_the_last_good_checkpoint(data_dir,
-                                                                  tmp_path):
+def test_non_finite_loss_stops_and_keeps_the_last_good_checkpoint(
+    data_dir, tmp_path
+):
   good = make_trainer(data_dir, tmp_path, train_steps=3)
   good.train()
   bad_file = tmp_path.parent / "nan.tfrecord"
   write_records(bad_file, 16, seed=3)
   # Poison the weights: NaN * nll makes the masked-LM loss NaN.
-  raw = [tf.train.Example.FromString(r.numpy())
-         for r in tf.data.TFRecordDataset(str(bad_file))]
+  raw = [
+      tf.train.Example.FromString(r.numpy())
+      for r in tf.data.TFRecordDataset(str(bad_file))
+  ]
   with tf.io.TFRecordWriter(str(bad_file)) as writer:
     for example in raw:
       example.features.feature["masked_lm_weights"].float_list.value[0] = np.nan
       writer.write(example.SerializeToString())
-  resumed = make_trainer(data_dir, tmp_path, train_steps=6,
-                         train_pattern=str(bad_file))
+  resumed = make_trainer(
+      data_dir, tmp_path, train_steps=6, train_pattern=str(bad_file)
+  )
   with pytest.raises(NonFiniteLossError, match=r"non-finite loss at step 4"):
     resumed.train()
   assert resumed.checkpoint_manager.latest_checkpoint.endswith("ckpt-3")
   assert sorted(f for f in os.listdir(tmp_path) if f.endswith(".index")) == [
-      "ckpt-3.index"]
+      "ckpt-3.index"
+  ]
 
 
 def test_refuses_to_resume_with_another_model(data_dir, tmp_path):
   make_trainer(data_dir, tmp_path, train_steps=2).train()
-  task = PretrainTask(train_file_pattern=str(data_dir / "train-*.tfrecord"),
-                      model_config=TINY.replace(num_layers=3), seq_length=32,
-                      max_predictions_per_seq=5, global_batch_size=8)
-  with pytest.raises(ValueError, match=r"holds a different model \(num_layers: "
-                     r"2 -> 3\)"):
-    Trainer(task=task, strategy=make_strategy("default"),
-            optimizer_config=OptimizerConfig(), config=TrainerConfig(),
-            model_dir=str(tmp_path))
+  task = PretrainTask(
+      train_file_pattern=str(data_dir / "train-*.tfrecord"),
+      model_config=TINY.replace(num_layers=3),
+      seq_length=32,
+      max_predictions_per_seq=5,
+      global_batch_size=8,
+  )
+  with pytest.raises(
+      ValueError, match=r"holds a different model \(num_layers: " r"2 -> 3\)"
+  ):
+    Trainer(
+        task=task,
+        strategy=make_strategy("default"),
+        optimizer_config=OptimizerConfig(),
+        config=TrainerConfig(),
+        model_dir=str(tmp_path),
+    )
 
 
 def test_batch_must_split_evenly(data_dir, tmp_path):
-  with pytest.raises(ValueError, match=r"global_batch_size=8 must be divisible "
-                     r"by replicas \(2\) x gradient_accumulation_steps \(3\)"):
+  with pytest.raises(
+      ValueError,
+      match=r"global_batch_size=8 must be divisible "
+      r"by replicas \(2\) x gradient_accumulation_steps \(3\)",
+  ):
     make_trainer(data_dir, tmp_path, strategy="mirrored", accumulation=3)
 
 
 def test_data_checks(data_dir, tmp_path):
-  task = PretrainTask(train_file_pattern=str(tmp_path / "none-*.tfrecord"),
-                      model_config=TINY, seq_length=32, max_predictions_per_seq=5)
-  with pytest.raises(ValueError, match=r"PretrainTask.train_file_pattern .*"
-                     r"none-\*.tfrecord' matches no files"):
+  task = PretrainTask(
+      train_file_pattern=str(tmp_path / "none-*.tfrecord"),
+      model_config=TINY,
+      seq_length=32,
+      max_predictions_per_seq=5,
+  )
+  with pytest.raises(
+      ValueError,
+      match=r"PretrainTask.train_file_pattern .*"
+      r"none-\*.tfrecord' matches no files",
+  ):
     task.validate_data()
-  task = PretrainTask(train_file_pattern=str(data_dir / "train-*.tfrecord"),
-                      model_config=TINY.replace(max_position_embeddings=64),
-                      seq_length=64, max_predictions_per_seq=5)
-  with pytest.raises(ValueError, match=r"input_ids has length 32 but the run "
-                     r"expects 64"):
+  task = PretrainTask(
+      train_file_pattern=str(data_dir / "train-*.tfrecord"),
+      model_config=TINY.replace(max_position_embeddings=64),
+      seq_length=64,
+      max_predictions_per_seq=5,
+  )
+  with pytest.raises(
+      ValueError, match=r"input_ids has length 32 but the run " r"expects 64"
+  ):
     task.validate_data()
   with pytest.raises(ValueError, match="train_file_pattern is required"):
     PretrainTask(model_config=TINY, seq_length=32).validate_data()
@@ -273,12 +393,13 @@ def test_weights_only_checkpoint_starts_a_fresh_optimizer(data_dir, tmp_path):
 def test_mismatched_checkpoint_is_one_line(data_dir, tmp_path):
   make_trainer(data_dir, tmp_path / "a", train_steps=2).train()
   other = make_trainer(data_dir, tmp_path / "b", train_steps=2)
-  small = AlbertConfig(vocab_size=64, embedding_size=8, hidden_size=8,
-                       num_layers=2, num_heads=2, intermediate_size=16,
-                       max_position_embeddings=32)
-  from albert.modeling.pretrainer import AlbertPretrainer  # pylint: disable=g-import-not-at-top
+  small = helpers.tiny_config(hidden_size=8, intermediate_size=16)
+  from albert.modeling.pretrainer import AlbertPretrainer
+
   wrong = AlbertPretrainer.from_config_object(small)
   tf.train.Checkpoint(model=wrong).write(str(tmp_path / "wrong" / "ckpt-1"))
-  with pytest.raises(ValueError, match=r"checkpoint .*ckpt-1 does not match") as e:
+  with pytest.raises(
+      ValueError, match=r"checkpoint .*ckpt-1 does not match"
+  ) as e:
     other._restore(str(tmp_path / "wrong" / "ckpt-1"))
   assert "\n" not in str(e.value)

@@ -14,9 +14,7 @@ import pytest
 import tensorflow as tf
 
 from tests.albert.synthetic_records import write_records
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
+from tests.helpers import REPO, ENV
 
 
 @pytest.fixture(scope="module")
@@ -29,51 +27,101 @@ def data_dir(tmp_path_factory):
 
 def _args(data_dir, model_dir, *extra, steps=8):
   params = [
-      "AlbertConfig.vocab_size=64", "AlbertConfig.num_layers=2",
+      "AlbertConfig.vocab_size=64",
+      "AlbertConfig.num_layers=2",
       "AlbertConfig.max_position_embeddings=32",
       f"PretrainTask.train_file_pattern='{data_dir}/train-*.tfrecord'",
       f"PretrainTask.eval_file_pattern='{data_dir}/eval.tfrecord'",
-      "PretrainTask.seq_length=32", "PretrainTask.max_predictions_per_seq=5",
-      "PretrainTask.global_batch_size=8", f"TRAIN_STEPS={steps}",
-      "OptimizerConfig.warmup_steps=2", "TrainerConfig.steps_per_loop=1",
-      "TrainerConfig.checkpoint_interval=2", "TrainerConfig.eval_interval=0",
-      "TrainerConfig.eval_steps=2", "TrainerConfig.deterministic=True",
+      "PretrainTask.seq_length=32",
+      "PretrainTask.max_predictions_per_seq=5",
+      "PretrainTask.global_batch_size=8",
+      f"TRAIN_STEPS={steps}",
+      "OptimizerConfig.warmup_steps=2",
+      "TrainerConfig.steps_per_loop=1",
+      "TrainerConfig.checkpoint_interval=2",
+      "TrainerConfig.eval_interval=0",
+      "TrainerConfig.eval_steps=2",
+      "TrainerConfig.deterministic=True",
   ]
-  return ([sys.executable, "-m", "albert.run_pretraining",
-           "--gin_file=gin/tiny.gin", f"--model_dir={model_dir}"] +
-          [f"--gin_param={p}" for p in params] + list(extra))
+  return (
+      [
+          sys.executable,
+          "-m",
+          "albert.run_pretraining",
+          "--gin_file=gin/tiny.gin",
+          f"--model_dir={model_dir}",
+      ]
+      + [f"--gin_param={p}" for p in params]
+      + list(extra)
+  )
 
 
 def _run(args, **kwargs):
-  return subprocess.run(args, cwd=REPO, env=kwargs.pop("env", ENV),
-                        capture_output=True, text=True, timeout=600, **kwargs)
+  return subprocess.run(
+      args,
+      cwd=REPO,
+      env=kwargs.pop("env", ENV),
+      capture_output=True,
+      text=True,
+      timeout=600,
+      **kwargs,
+  )
 
 
 def _variables(checkpoint_dir):
   reader = tf.train.load_checkpoint(str(checkpoint_dir))
-  return {name: reader.get_tensor(name)
-          for name in reader.get_variable_to_shape_map()
-          if name.startswith("model/")}
+  return {
+      name: reader.get_tensor(name)
+      for name in reader.get_variable_to_shape_map()
+      if name.startswith("model/")
+  }
 
 
 def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
-  run = _run([sys.executable, "-m", "albert.run_pretraining",
-              "--gin_file=gin/tiny.gin", f"--model_dir={tmp_path}/m"])
+  run = _run(
+      [
+          sys.executable,
+          "-m",
+          "albert.run_pretraining",
+          "--gin_file=gin/tiny.gin",
+          f"--model_dir={tmp_path}/m",
+      ]
+  )
   assert run.returncode != 0
-  assert run.stderr.strip().splitlines()[-1].startswith(
-      "run_pretraining: PretrainTask.train_file_pattern is required")
-  run = _run([sys.executable, "-m", "albert.run_pretraining",
-              "--gin_file=gin/tiny.gin", f"--model_dir={tmp_path}/m",
-              f"--gin_param=PretrainTask.train_file_pattern='{tmp_path}/x-*'"])
+  assert (
+      run.stderr.strip()
+      .splitlines()[-1]
+      .startswith(
+          "run_pretraining: PretrainTask.train_file_pattern is required"
+      )
+  )
+  run = _run(
+      [
+          sys.executable,
+          "-m",
+          "albert.run_pretraining",
+          "--gin_file=gin/tiny.gin",
+          f"--model_dir={tmp_path}/m",
+          f"--gin_param=PretrainTask.train_file_pattern='{tmp_path}/x-*'",
+      ]
+  )
   assert run.returncode != 0
   assert "matches no files" in run.stderr.strip().splitlines()[-1]
-  run = _run([sys.executable, "-m", "albert.run_pretraining",
-              "--gin_file=gin/tiny.gin", f"--model_dir={tmp_path}/m",
-              "--gin_param=TrainerConfig.stepz=3"])
+  run = _run(
+      [
+          sys.executable,
+          "-m",
+          "albert.run_pretraining",
+          "--gin_file=gin/tiny.gin",
+          f"--model_dir={tmp_path}/m",
+          "--gin_param=TrainerConfig.stepz=3",
+      ]
+  )
   assert run.returncode != 0
   assert run.stderr.strip().splitlines()[-1] == (
       "run_pretraining: gin binding 'TrainerConfig.stepz=3': Configurable "
-      "'TrainerConfig' doesn't have a parameter named 'stepz'.")
+      "'TrainerConfig' doesn't have a parameter named 'stepz'."
+  )
   assert not os.path.exists(tmp_path / "m" / "checkpoint")
 
 
@@ -84,8 +132,13 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(data_dir, tmp_path):
   assert os.path.exists(tmp_path / "straight" / "operative_config.gin")
 
   model_dir = tmp_path / "killed"
-  proc = subprocess.Popen(_args(data_dir, model_dir, steps=40), cwd=REPO, env=ENV,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  proc = subprocess.Popen(
+      _args(data_dir, model_dir, steps=40),
+      cwd=REPO,
+      env=ENV,
+      stdout=subprocess.DEVNULL,
+      stderr=subprocess.DEVNULL,
+  )
   deadline = time.time() + 300
   while not os.path.exists(model_dir / "ckpt-8.index"):
     assert proc.poll() is None and time.time() < deadline, "no checkpoint"
@@ -126,12 +179,24 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
   model_dir = tmp_path / "multi"
   procs = []
   for index in range(2):
-    env = dict(ENV, TF_CONFIG=json.dumps(
-        {"cluster": cluster, "task": {"type": "worker", "index": index}}))
-    procs.append(subprocess.Popen(
-        _args(data_dir, model_dir, "--strategy=multi_worker", *extra, steps=4),
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True))
+    env = dict(
+        ENV,
+        TF_CONFIG=json.dumps(
+            {"cluster": cluster, "task": {"type": "worker", "index": index}}
+        ),
+    )
+    procs.append(
+        subprocess.Popen(
+            _args(
+                data_dir, model_dir, "--strategy=multi_worker", *extra, steps=4
+            ),
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    )
   outputs = [p.communicate(timeout=600) for p in procs]
   for p, (_, err) in zip(procs, outputs):
     assert p.returncode == 0, err[-3000:]
@@ -139,5 +204,6 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
   a, b = _variables(tmp_path / "single"), _variables(model_dir)
   assert a.keys() == b.keys()
   for name in a:
-    np.testing.assert_allclose(a[name], b[name], rtol=1e-4, atol=1e-5,
-                               err_msg=name)
+    np.testing.assert_allclose(
+        a[name], b[name], rtol=1e-4, atol=1e-5, err_msg=name
+    )

@@ -10,8 +10,11 @@ from official.modeling import activations
 
 
 def _numpy_gelu_tanh(x):
-  return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) *
-                                  (x + 0.044715 * x ** 3)))
+  return (
+      0.5
+      * x
+      * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+  )
 
 
 def test_gelu_is_the_tanh_approximation():
@@ -38,8 +41,8 @@ def test_lookup_names():
 
 def _numpy_gelu_tanh_grad(x):
   c = math.sqrt(2.0 / math.pi)
-  t = np.tanh(c * (x + 0.044715 * x ** 3))
-  return 0.5 * (1 + t) + 0.5 * x * (1 - t ** 2) * c * (1 + 3 * 0.044715 * x ** 2)
+  t = np.tanh(c * (x + 0.044715 * x**3))
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t**2) * c * (1 + 3 * 0.044715 * x**2)
 
 
 def test_gelu_gradient_matches_the_derivative_and_finite_differences():
@@ -49,7 +52,9 @@ def test_gelu_gradient_matches_the_derivative_and_finite_differences():
     tape.watch(xt)
     y = activations.gelu(xt)
   got = tape.gradient(y, xt).numpy()
-  np.testing.assert_allclose(got, _numpy_gelu_tanh_grad(x), rtol=1e-10, atol=1e-12)
+  np.testing.assert_allclose(
+      got, _numpy_gelu_tanh_grad(x), rtol=1e-10, atol=1e-12
+  )
   h = 1e-6
   numeric = (_numpy_gelu_tanh(x + h) - _numpy_gelu_tanh(x - h)) / (2 * h)
   np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-7)
@@ -61,5 +66,9 @@ def test_gelu_under_float16():
     tape.watch(x)
     y = activations.gelu(x)
   assert y.dtype == tf.float16 and tape.gradient(y, x).dtype == tf.float16
-  np.testing.assert_allclose(y.numpy(), _numpy_gelu_tanh(np.array([-2.0, 0.5, 3.0])),
-                             rtol=2e-3, atol=2e-3)
+  np.testing.assert_allclose(
+      y.numpy(),
+      _numpy_gelu_tanh(np.array([-2.0, 0.5, 3.0])),
+      rtol=2e-3,
+      atol=2e-3,
+  )

@@ -5,11 +5,14 @@ import textwrap
 
 import pytest
 
+from tests import helpers
+
 from official.benchmark import turns
 
 # A worker that takes `seconds` from its argv in order and sleeps nothing: it
 # reports the request it got in its final line, so order can be checked.
-_SCRIPT = textwrap.dedent("""
+_SCRIPT = textwrap.dedent(
+    """
     import sys, time
     sys.path.insert(0, {root!r})
     from official.benchmark import turns
@@ -18,19 +21,19 @@ _SCRIPT = textwrap.dedent("""
       seen.append(request)
       time.sleep(0.001)
     turns.serve(run, {{"name": sys.argv[1]}}, lambda: {{"seen": seen}})
-""")
+"""
+)
 
 
 def _worker(name, root):
-  return turns.Worker(name, [sys.executable, "-c",
-                             _SCRIPT.format(root=root), name])
+  return turns.Worker(
+      name, [sys.executable, "-c", _SCRIPT.format(root=root), name]
+  )
 
 
 @pytest.fixture
 def root():
-  import os  # pylint: disable=g-import-not-at-top
-  return os.path.dirname(os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__))))
+  return helpers.REPO
 
 
 def test_worker_protocol(root):
@@ -50,6 +53,7 @@ def test_a_dead_worker_is_one_error_line(root):
 
 
 class _Fake:
+
   def __init__(self, name, seconds, calls):
     self.name, self.seconds, self.calls = name, iter(seconds), calls
 
@@ -62,8 +66,14 @@ def test_rounds_rotate_and_ratios_are_paired():
   calls = []
   a, b = _Fake("a", [1.0, 2.0, 9.0], calls), _Fake("b", [2.0, 1.0, 3.0], calls)
   times = turns.take_turns([a, b], 3, request="1")
-  assert calls == [("a", "1"), ("b", "1"), ("b", "1"), ("a", "1"),
-                   ("a", "1"), ("b", "1")]
+  assert calls == [
+      ("a", "1"),
+      ("b", "1"),
+      ("b", "1"),
+      ("a", "1"),
+      ("a", "1"),
+      ("b", "1"),
+  ]
   assert times == {"a": [1.0, 2.0, 9.0], "b": [2.0, 1.0, 3.0]}
   # Per-round ratios 0.5, 2, 3: median 2 (the ratio of the medians is 1).
   assert turns.paired_ratio(times, "a", "b") == 2.0

@@ -25,8 +25,12 @@ def test_small_gradients_and_disabled_clipping_pass_through():
   opt = tf_keras.optimizers.SGD(learning_rate=1.0)
   clipped_update(opt, [tf.constant([0.3, 0.4])], [w], clip_norm=1.0)
   np.testing.assert_allclose(w.numpy(), [0.7, 0.6], rtol=1e-6)
-  clipped_update(opt, [tf.constant([30.0, 40.0]), None], [w, tf.Variable(0.0)],
-                 clip_norm=0.0)
+  clipped_update(
+      opt,
+      [tf.constant([30.0, 40.0]), None],
+      [w, tf.Variable(0.0)],
+      clip_norm=0.0,
+  )
   np.testing.assert_allclose(w.numpy(), [-29.3, -39.4], rtol=1e-6)
 
 
@@ -41,9 +45,11 @@ def test_mirrored_clips_the_summed_gradient():
   def step():
     def replica_fn():
       replica = tf.distribute.get_replica_context().replica_id_in_sync_group
-      grad = tf.where(replica == 0, tf.constant([3.0, 0.0]),
-                      tf.constant([0.0, 4.0]))
+      grad = tf.where(
+          replica == 0, tf.constant([3.0, 0.0]), tf.constant([0.0, 4.0])
+      )
       return clipped_update(opt, [grad], [w], clip_norm=1.0)
+
     return strategy.run(replica_fn)
 
   norms = strategy.experimental_local_results(step())

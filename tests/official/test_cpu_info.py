@@ -24,7 +24,10 @@ def test_reads_model_and_native_precisions(tmp_path):
   assert cpu.bf16 and cpu.fp16
   assert cpu.native("mixed_bfloat16") and cpu.native("mixed_float16")
   assert cpu.to_dict()["reduced_precision_flags"] == [
-      "amx_bf16", "avx512_bf16", "avx512_fp16"]
+      "amx_bf16",
+      "avx512_bf16",
+      "avx512_fp16",
+  ]
   assert "bfloat16: yes (avx512_bf16, amx_bf16)" in cpu.describe()
 
 

@@ -3,7 +3,9 @@
 import ast
 import pathlib
 
-OFFICIAL = pathlib.Path(__file__).resolve().parents[2] / "official"
+from tests import helpers
+
+OFFICIAL = pathlib.Path(helpers.REPO) / "official"
 
 
 def _imported_modules(path):
@@ -18,9 +20,12 @@ def _imported_modules(path):
 def test_official_never_imports_albert():
   files = sorted(OFFICIAL.rglob("*.py"))
   assert len(files) >= 8
-  offenders = [f"{f.relative_to(OFFICIAL.parent)} imports {m}"
-               for f in files for m in _imported_modules(f)
-               if m == "albert" or m.startswith("albert.")]
+  offenders = [
+      f"{f.relative_to(OFFICIAL.parent)} imports {m}"
+      for f in files
+      for m in _imported_modules(f)
+      if m == "albert" or m.startswith("albert.")
+  ]
   assert not offenders, offenders
 
 

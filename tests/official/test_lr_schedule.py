@@ -15,12 +15,14 @@ def _reference(t):
   return PEAK * (1.0 - min(t, TOTAL) / TOTAL)
 
 
-@pytest.mark.parametrize("step", [0, 1, 1000, 3124, 3125, 3126, 50000, 64062,
-                                  124999, 125000, 130000])
+@pytest.mark.parametrize(
+    "step", [0, 1, 1000, 3124, 3125, 3126, 50000, 64062, 124999, 125000, 130000]
+)
 def test_albert_schedule_matches_formula(step):
   schedule = WarmupPolynomialDecay(PEAK, TOTAL, warmup_steps=WARMUP)
-  assert float(schedule(step)) == pytest.approx(_reference(step), rel=1e-5,
-                                                abs=1e-12)
+  assert float(schedule(step)) == pytest.approx(
+      _reference(step), rel=1e-5, abs=1e-12
+  )
 
 
 def test_landmarks():
@@ -34,26 +36,37 @@ def test_landmarks():
 
 
 def test_end_value_and_power():
-  schedule = WarmupPolynomialDecay(1.0, 100, warmup_steps=0,
-                                   end_learning_rate=0.1, power=2.0)
+  schedule = WarmupPolynomialDecay(
+      1.0, 100, warmup_steps=0, end_learning_rate=0.1, power=2.0
+  )
   for t in (0, 10, 50, 99, 100, 150):
     expected = 0.9 * (1 - min(t, 100) / 100) ** 2 + 0.1
     assert float(schedule(t)) == pytest.approx(expected, rel=1e-6)
 
 
 def test_config_round_trip():
-  schedule = WarmupPolynomialDecay(0.1, 10, warmup_steps=2, end_learning_rate=0.01)
+  schedule = WarmupPolynomialDecay(
+      0.1, 10, warmup_steps=2, end_learning_rate=0.01
+  )
   clone = WarmupPolynomialDecay.from_config(schedule.get_config())
   steps = np.arange(12)
   assert [float(clone(s)) for s in steps] == [float(schedule(s)) for s in steps]
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(peak_learning_rate=1.0, decay_steps=0), "decay_steps=0"),
-    (dict(peak_learning_rate=1.0, decay_steps=10, warmup_steps=11),
-     "warmup_steps=11"),
-    (dict(peak_learning_rate=-1.0, decay_steps=10), "peak_learning_rate=-1.0"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(peak_learning_rate=1.0, decay_steps=0), "decay_steps=0"),
+        (
+            dict(peak_learning_rate=1.0, decay_steps=10, warmup_steps=11),
+            "warmup_steps=11",
+        ),
+        (
+            dict(peak_learning_rate=-1.0, decay_steps=10),
+            "peak_learning_rate=-1.0",
+        ),
+    ],
+)
 def test_bad_arguments(kwargs, message):
   with pytest.raises(ValueError, match=message):
     WarmupPolynomialDecay(**kwargs)

@@ -18,8 +18,8 @@ def _reference_step(w, g, m, v, lr, step, *, decay, adapt, bias_correction):
   v = B2 * v + (1 - B2) * g * g
   m_hat, v_hat = m, v
   if bias_correction:
-    m_hat = m / (1 - B1 ** step)
-    v_hat = v / (1 - B2 ** step)
+    m_hat = m / (1 - B1**step)
+    v_hat = v / (1 - B2**step)
   u = m_hat / (np.sqrt(v_hat) + EPS)
   if decay:
     u = u + WD * w
@@ -40,12 +40,20 @@ def _variables(rng):
   }
 
 
-def _run(optimizer_cls, *, adapt_all, bias_correction, steps=6, lr=None,
-         sparse_name="encoder/word_embeddings"):
+def _run(
+    optimizer_cls,
+    *,
+    adapt_all,
+    bias_correction,
+    steps=6,
+    lr=None,
+    sparse_name="encoder/word_embeddings",
+):
   rng = np.random.default_rng(0)
   spec = _variables(rng)
-  tf_vars = {n: tf.Variable(v.astype(np.float32), name=n)
-             for n, (v, _) in spec.items()}
+  tf_vars = {
+      n: tf.Variable(v.astype(np.float32), name=n) for n, (v, _) in spec.items()
+  }
   lr = 0.01 if lr is None else lr  # a float or a schedule of the step
   opt = optimizer_cls(learning_rate=lr, bias_correction=bias_correction)
   np_state = {n: [v.astype(np.float64), 0.0, 0.0] for n, (v, _) in spec.items()}
@@ -60,8 +68,11 @@ def _run(optimizer_cls, *, adapt_all, bias_correction, steps=6, lr=None,
         dense = np.zeros_like(g)
         np.add.at(dense, idx, vals)
         grads[n] = dense
-        g_tf = tf.IndexedSlices(tf.constant(vals, tf.float32),
-                                tf.constant(idx), tf.constant(g.shape))
+        g_tf = tf.IndexedSlices(
+            tf.constant(vals, tf.float32),
+            tf.constant(idx),
+            tf.constant(g.shape),
+        )
       else:
         g_tf = tf.constant(g, tf.float32)
       pairs.append((g_tf, tf_vars[n]))
@@ -70,44 +81,65 @@ def _run(optimizer_cls, *, adapt_all, bias_correction, steps=6, lr=None,
     step_lr = float(lr(t)) if callable(lr) else lr
     for n, (_, excluded) in spec.items():
       w, m, v = np_state[n]
-      np_state[n] = list(_reference_step(
-          w, grads[n], m, v, step_lr, t + 1, decay=not excluded,
-          adapt=(not excluded) and not adapt_all, bias_correction=bias_correction))
+      np_state[n] = list(
+          _reference_step(
+              w,
+              grads[n],
+              m,
+              v,
+              step_lr,
+              t + 1,
+              decay=not excluded,
+              adapt=(not excluded) and not adapt_all,
+              bias_correction=bias_correction,
+          )
+      )
   return tf_vars, np_state
 
 
 @pytest.mark.parametrize("bias_correction", [False, True])
 def test_lamb_matches_numpy(bias_correction):
-  tf_vars, np_state = _run(Lamb, adapt_all=False, bias_correction=bias_correction)
+  tf_vars, np_state = _run(
+      Lamb, adapt_all=False, bias_correction=bias_correction
+  )
   for name, var in tf_vars.items():
-    np.testing.assert_allclose(var.numpy(), np_state[name][0], rtol=2e-5,
-                               atol=2e-6, err_msg=name)
+    np.testing.assert_allclose(
+        var.numpy(), np_state[name][0], rtol=2e-5, atol=2e-6, err_msg=name
+    )
 
 
 def test_adamw_matches_numpy_with_trust_ratio_one():
   tf_vars, np_state = _run(AdamW, adapt_all=True, bias_correction=False)
   for name, var in tf_vars.items():
-    np.testing.assert_allclose(var.numpy(), np_state[name][0], rtol=2e-5,
-                               atol=2e-6, err_msg=name)
+    np.testing.assert_allclose(
+        var.numpy(), np_state[name][0], rtol=2e-5, atol=2e-6, err_msg=name
+    )
 
 
 def test_lamb_with_schedule_matches_numpy():
   schedule = WarmupPolynomialDecay(0.05, decay_steps=8, warmup_steps=3)
   rates = [float(schedule(t)) for t in range(8)]
-  np.testing.assert_allclose(rates, [0.05 * t / 3 for t in range(3)] +
-                             [0.05 * (1 - t / 8) for t in range(3, 8)],
-                             rtol=1e-6)
-  tf_vars, np_state = _run(Lamb, adapt_all=False, bias_correction=False,
-                           lr=schedule, steps=8)
+  np.testing.assert_allclose(
+      rates,
+      [0.05 * t / 3 for t in range(3)]
+      + [0.05 * (1 - t / 8) for t in range(3, 8)],
+      rtol=1e-6,
+  )
+  tf_vars, np_state = _run(
+      Lamb, adapt_all=False, bias_correction=False, lr=schedule, steps=8
+  )
   for name, var in tf_vars.items():
-    np.testing.assert_allclose(var.numpy(), np_state[name][0], rtol=2e-5,
-                               atol=2e-6, err_msg=name)
+    np.testing.assert_allclose(
+        var.numpy(), np_state[name][0], rtol=2e-5, atol=2e-6, err_msg=name
+    )
   # The schedule is what moved the weights: a constant rate ends elsewhere.
-  constant, _ = _run(Lamb, adapt_all=False, bias_correction=False, lr=0.05,
-                     steps=8)
+  constant, _ = _run(
+      Lamb, adapt_all=False, bias_correction=False, lr=0.05, steps=8
+  )
   kernel = "encoder/layer_0/dense/kernel"
-  assert not np.allclose(constant[kernel].numpy(), tf_vars[kernel].numpy(),
-                         atol=1e-4)
+  assert not np.allclose(
+      constant[kernel].numpy(), tf_vars[kernel].numpy(), atol=1e-4
+  )
 
 
 def test_lamb_differs_from_adamw():
@@ -117,20 +149,27 @@ def test_lamb_differs_from_adamw():
   kernel = "encoder/layer_0/dense/kernel"
   assert not np.allclose(lamb_vars[kernel].numpy(), adamw_vars[kernel].numpy())
   bias = "encoder/layer_0/dense/bias"  # excluded: identical updates
-  np.testing.assert_allclose(lamb_vars[bias].numpy(), adamw_vars[bias].numpy(),
-                             rtol=1e-6)
+  np.testing.assert_allclose(
+      lamb_vars[bias].numpy(), adamw_vars[bias].numpy(), rtol=1e-6
+  )
 
 
 def test_exclusion_patterns():
   opt = Lamb()
   assert opt.applies_weight_decay("enc/attention_0/query/kernel:0")
   assert opt.applies_layer_adaptation("enc/attention_0/query/kernel:0")
-  for name in ("enc/attention_0/layer_norm/gamma:0", "bert/LayerNorm/beta:0",
-               "enc/pooler/bias:0", "cls/predictions/output_bias:0"):
+  for name in (
+      "enc/attention_0/layer_norm/gamma:0",
+      "bert/LayerNorm/beta:0",
+      "enc/pooler/bias:0",
+      "cls/predictions/output_bias:0",
+  ):
     assert not opt.applies_weight_decay(name), name
     assert not opt.applies_layer_adaptation(name), name
-  custom = Lamb(exclude_from_weight_decay=["gamma"],
-                exclude_from_layer_adaptation=["kernel"])
+  custom = Lamb(
+      exclude_from_weight_decay=["gamma"],
+      exclude_from_layer_adaptation=["kernel"],
+  )
   assert not custom.applies_weight_decay("x/gamma:0")
   assert custom.applies_weight_decay("x/bias:0")
   assert not custom.applies_layer_adaptation("x/kernel:0")
@@ -140,20 +179,32 @@ def test_exclusion_patterns():
 def test_defaults_and_config_round_trip():
   opt = Lamb()
   assert (opt.beta_1, opt.beta_2, opt.epsilon, opt.weight_decay_rate) == (
-      0.9, 0.999, 1e-6, 0.01)
+      0.9,
+      0.999,
+      1e-6,
+      0.01,
+  )
   assert not opt.bias_correction
-  clone = Lamb.from_config(Lamb(learning_rate=0.1, bias_correction=True,
-                                exclude_from_weight_decay=["x"]).get_config())
+  clone = Lamb.from_config(
+      Lamb(
+          learning_rate=0.1,
+          bias_correction=True,
+          exclude_from_weight_decay=["x"],
+      ).get_config()
+  )
   assert clone.bias_correction and clone.exclude_from_weight_decay == ("x",)
   assert AdamW.from_config(AdamW().get_config()).weight_decay_rate == 0.01
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(beta_1=1.0), "beta_1=1.0"),
-    (dict(epsilon=0.0), "epsilon=0.0"),
-    (dict(weight_decay_rate=-1.0), "weight_decay_rate=-1.0"),
-    (dict(global_clipnorm=1.0), "clip in the training step"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(beta_1=1.0), "beta_1=1.0"),
+        (dict(epsilon=0.0), "epsilon=0.0"),
+        (dict(weight_decay_rate=-1.0), "weight_decay_rate=-1.0"),
+        (dict(global_clipnorm=1.0), "clip in the training step"),
+    ],
+)
 def test_bad_arguments(kwargs, message):
   with pytest.raises(ValueError, match=message):
     Lamb(**kwargs)

@@ -20,8 +20,12 @@ def test_mirrored_uses_every_logical_cpu():
   assert isinstance(strategy, tf.distribute.MirroredStrategy)
   assert strategy.num_replicas_in_sync == 2  # tests/conftest.py makes two
   per_replica = strategy.run(
-      lambda: tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group,
-                      tf.float32) + 1.0)
+      lambda: tf.cast(
+          tf.distribute.get_replica_context().replica_id_in_sync_group,
+          tf.float32,
+      )
+      + 1.0
+  )
   total = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
   assert float(total) == 3.0
 

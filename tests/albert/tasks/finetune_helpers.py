@@ -13,31 +13,43 @@ import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert import finetuning
-from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from tests.conftest import VOCAB_SIZE
+from tests import helpers as test_helpers
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
-TINY = AlbertConfig(vocab_size=VOCAB_SIZE, embedding_size=32, hidden_size=64,
-                    num_layers=2, num_heads=4, intermediate_size=128,
-                    max_position_embeddings=128)
-TINY_GIN = [f"AlbertConfig.{k} = {v!r}" for k, v in (
-    ("vocab_size", TINY.vocab_size), ("embedding_size", TINY.embedding_size),
-    ("hidden_size", TINY.hidden_size), ("num_layers", TINY.num_layers),
-    ("num_heads", TINY.num_heads),
-    ("intermediate_size", TINY.intermediate_size),
-    ("max_position_embeddings", TINY.max_position_embeddings))]
-TRAINER_GIN = ["TrainerConfig.steps_per_loop = 50",
-               "TrainerConfig.checkpoint_interval = 1000",
-               "TrainerConfig.deterministic = True"]
+TINY = test_helpers.tiny_config(
+    vocab_size=VOCAB_SIZE,
+    embedding_size=32,
+    hidden_size=64,
+    num_heads=4,
+    intermediate_size=128,
+    max_position_embeddings=128,
+)
+TINY_GIN = [
+    f"AlbertConfig.{k} = {v!r}"
+    for k, v in (
+        ("vocab_size", TINY.vocab_size),
+        ("embedding_size", TINY.embedding_size),
+        ("hidden_size", TINY.hidden_size),
+        ("num_layers", TINY.num_layers),
+        ("num_heads", TINY.num_heads),
+        ("intermediate_size", TINY.intermediate_size),
+        ("max_position_embeddings", TINY.max_position_embeddings),
+    )
+]
+TRAINER_GIN = [
+    "TrainerConfig.steps_per_loop = 50",
+    "TrainerConfig.checkpoint_interval = 1000",
+    "TrainerConfig.deterministic = True",
+]
 
 
 def init_checkpoint(folder) -> str:
   """A model directory holding a randomly initialised tiny pretrainer."""
   tf.random.set_seed(0)
-  model_dir_lib.write_model_dir(str(folder),
-                                AlbertPretrainer.from_config_object(TINY))
+  model_dir_lib.write_model_dir(
+      str(folder), AlbertPretrainer.from_config_object(TINY)
+  )
   return str(folder)
 
 
@@ -45,21 +57,29 @@ def finetune(mode: str, gin_file: str, params, **kwargs):
   """`finetuning.run` with the tiny model and a clean gin state."""
   gin.clear_config()
   return finetuning.run(
-      mode=mode, gin_file=[gin_file],
-      gin_param=TINY_GIN + TRAINER_GIN + list(params), **kwargs)
+      mode=mode,
+      gin_file=[gin_file],
+      gin_param=TINY_GIN + TRAINER_GIN + list(params),
+      **kwargs,
+  )
 
 
-def call_saved_model(export_dir: str, inputs: dict,
-                     signature: str = "serving_default",
-                     binary: Sequence[str] = ()) -> dict:
+def call_saved_model(
+    export_dir: str,
+    inputs: dict,
+    signature: str = "serving_default",
+    binary: Sequence[str] = (),
+) -> dict:
   """Calls a signature in a fresh process importing only TF and TF-Text.
 
   `inputs` maps argument names to lists (of strings or of lists of strings;
   those named in `binary` are lists of bytes); returns the outputs as lists
   (bytes decoded).
   """
-  inputs = {k: ([base64.b64encode(b).decode() for b in v] if k in binary
-                else v) for k, v in inputs.items()}
+  inputs = {
+      k: ([base64.b64encode(b).decode() for b in v] if k in binary else v)
+      for k, v in inputs.items()
+  }
   script = f"""
 import base64, json, sys
 import tensorflow as tf
@@ -76,9 +96,14 @@ def decode(x):
   return x.decode() if isinstance(x, bytes) else x
 print(json.dumps({{k: decode(v.numpy().tolist()) for k, v in out.items()}}))
 """
-  run = subprocess.run([sys.executable, "-c", script], input=json.dumps(inputs),
-                       capture_output=True, text=True, timeout=300,
-                       cwd=os.path.dirname(export_dir),  # not the repository
-                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  run = subprocess.run(
+      [sys.executable, "-c", script],
+      input=json.dumps(inputs),
+      capture_output=True,
+      text=True,
+      timeout=300,
+      cwd=os.path.dirname(export_dir),  # not the repository
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+  )
   assert run.returncode == 0, run.stderr[-3000:]
   return json.loads(run.stdout.strip().splitlines()[-1])

@@ -30,10 +30,12 @@ def test_matthews_corrcoef_binary():
   # (TP TN - FP FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))
   # = (3*4 - 1*2) / sqrt(4 * 5 * 5 * 6) = 10 / sqrt(600) = 1 / sqrt(6).
   assert m.matthews_corrcoef(BINARY_PREDICTIONS, BINARY_LABELS) == (
-      pytest.approx(0.4082482905))
+      pytest.approx(0.4082482905)
+  )
   # Perfectly wrong.
   assert m.matthews_corrcoef([1, 0, 1, 0], [0, 1, 0, 1]) == (
-      pytest.approx(-1.0))
+      pytest.approx(-1.0)
+  )
 
 
 def test_matthews_corrcoef_multiclass():
@@ -44,8 +46,7 @@ def test_matthews_corrcoef_multiclass():
   # (c s - t.p) / sqrt((s^2 - p.p)(s^2 - t.t)) = 12 / sqrt(22 * 24).
   labels = [0, 0, 1, 1, 2, 2]
   predictions = [0, 1, 1, 1, 2, 0]
-  assert m.matthews_corrcoef(predictions, labels) == pytest.approx(
-      0.5222329679)
+  assert m.matthews_corrcoef(predictions, labels) == pytest.approx(0.5222329679)
 
 
 def test_matthews_corrcoef_is_zero_when_undefined():
@@ -67,36 +68,45 @@ def test_spearman_averages_tied_ranks():
   # (1.5, -0.5, -1.5, 0.5): products sum 4.5, squares 4.5 and 5.
   # rho = 4.5 / sqrt(4.5 * 5) = sqrt(0.9). (Without averaging, ranks
   # (4, 2, 1, 3) for x would give 1.0.)
-  assert m.spearman([3, 2, 1, 2], [4, 2, 1, 3]) == pytest.approx(
-      math.sqrt(0.9))
+  assert m.spearman([3, 2, 1, 2], [4, 2, 1, 3]) == pytest.approx(math.sqrt(0.9))
   # A run of three ties: x ranks (3, 3, 3, 1) against y ranks (1, 2, 3, 4):
   # deviations (0.5, 0.5, 0.5, -1.5) and (-1.5, -0.5, 0.5, 1.5); products
   # sum -0.75 - 0.25 + 0.25 - 2.25 = -3, squares 3 and 5: -3 / sqrt(15).
   assert m.spearman([5.0, 5.0, 5.0, 1.0], [1.0, 2.0, 3.0, 4.0]) == (
-      pytest.approx(-0.7745966692))
+      pytest.approx(-0.7745966692)
+  )
 
 
 def test_glue_metrics_per_task():
-  assert m.glue_metrics("sst2", [1, 0, 1, 1], [1, 1, 1, 0]) == {
-      "accuracy": 0.5}
+  assert m.glue_metrics("sst2", [1, 0, 1, 1], [1, 1, 1, 0]) == {"accuracy": 0.5}
   cola = m.glue_metrics("cola", BINARY_PREDICTIONS, BINARY_LABELS)
   assert cola == pytest.approx({"accuracy": 0.7, "mcc": 0.4082482905})
   # Accuracy 7/10, F1 2/3, their mean 41/60.
   mrpc = m.glue_metrics("MRPC", BINARY_PREDICTIONS, BINARY_LABELS)
   assert mrpc == pytest.approx(
-      {"accuracy": 0.7, "f1": 2 / 3, "accuracy_and_f1": 41 / 60})
+      {"accuracy": 0.7, "f1": 2 / 3, "accuracy_and_f1": 41 / 60}
+  )
   assert m.glue_metrics("qqp", BINARY_PREDICTIONS, BINARY_LABELS) == mrpc
   # Monotonic, so Spearman is 1; Pearson from test_pearson.
   stsb = m.glue_metrics("stsb", [1.0, 2.0, 3.0], [2.0, 4.0, 7.0])
-  assert stsb == pytest.approx({"pearson": 0.9933992678, "spearman": 1.0,
-                                "corr": (0.9933992678 + 1.0) / 2})
+  assert stsb == pytest.approx(
+      {
+          "pearson": 0.9933992678,
+          "spearman": 1.0,
+          "corr": (0.9933992678 + 1.0) / 2,
+      }
+  )
   assert set(m.glue_metrics("mnli", [0, 1, 2], [0, 1, 1])) == {"accuracy"}
 
 
 def test_lengths_must_agree():
-  with pytest.raises(ValueError, match=(
-      r"predictions \(3 values\) and labels \(2 values\) must be equally "
-      "long and non-empty")):
+  with pytest.raises(
+      ValueError,
+      match=(
+          r"predictions \(3 values\) and labels \(2 values\) must be equally "
+          "long and non-empty"
+      ),
+  ):
     m.accuracy([1, 0, 1], [1, 0])
   with pytest.raises(ValueError, match="non-empty"):
     m.f1([], [])

@@ -15,10 +15,12 @@ from albert.tasks.race_task import question_with_option
 from tests.albert.tasks import finetune_helpers as helpers
 
 # The article names a topic; the answer is the one option from that topic.
-TOPICS = {"colours": "red blue green black white".split(),
-          "sizes": "small large long short big".split(),
-          "actions": "read write open close run".split(),
-          "things": "file list name value string".split()}
+TOPICS = {
+    "colours": "red blue green black white".split(),
+    "sizes": "small large long short big".split(),
+    "actions": "read write open close run".split(),
+    "things": "file list name value string".split(),
+}
 QUESTIONS = ("which word fits the text ?", "the text is about _ .")
 FILLER = "the of a and in to is for this with".split()
 
@@ -38,14 +40,20 @@ def write_race(root, seed=0, sizes=(("train", 300), ("dev", 20), ("test", 5))):
         topic = rng.choice(sorted(TOPICS))
         words = rng.sample(FILLER, 5)
         words.insert(rng.randint(0, 5), f"about {topic}")
-        record = {"id": f"{level}{n}.txt", "article": " ".join(words) + " .",
-                  "questions": [], "options": [], "answers": []}
+        record = {
+            "id": f"{level}{n}.txt",
+            "article": " ".join(words) + " .",
+            "questions": [],
+            "options": [],
+            "answers": [],
+        }
         for _ in range(4):
           others = [t for t in sorted(TOPICS) if t != topic]
           wrong = [rng.choice(TOPICS[t]) for t in others]
           answer = rng.randrange(4)
           record["options"].append(
-              wrong[:answer] + [rng.choice(TOPICS[topic])] + wrong[answer:])
+              wrong[:answer] + [rng.choice(TOPICS[topic])] + wrong[answer:]
+          )
           record["answers"].append("ABCD"[answer])
           record["questions"].append(rng.choice(QUESTIONS))
         with open(os.path.join(folder, record["id"]), "w") as f:
@@ -53,48 +61,73 @@ def write_race(root, seed=0, sizes=(("train", 300), ("dev", 20), ("test", 5))):
 
 
 def test_question_with_option_fills_every_blank():
-  assert question_with_option("Tom was _ and _ .", "ill") == \
-      "Tom was ill and ill ."
-  assert question_with_option("Where was Tom?", "at home") == \
-      "Where was Tom? at home"
+  assert (
+      question_with_option("Tom was _ and _ .", "ill")
+      == "Tom was ill and ill ."
+  )
+  assert (
+      question_with_option("Where was Tom?", "at home")
+      == "Where was Tom? at home"
+  )
 
 
 def test_serving_packing_equals_the_python_features(tmp_path, spm_model):
   """Blank filling, qa truncation from the front, article cut to fit."""
-  task = RaceTask(data_dir=str(tmp_path), spm_model_file=spm_model,
-                  seq_length=24, max_qa_length=7, model_config=helpers.TINY)
+  task = RaceTask(
+      data_dir=str(tmp_path),
+      spm_model_file=spm_model,
+      seq_length=24,
+      max_qa_length=7,
+      model_config=helpers.TINY,
+  )
   examples = [
-      _example("a long article about the file name and the list of values "
-               "with more words than fit", "the word _ is where ?",
-               ["file", "an object in each class for this", "x", "the list"]),
-      _example("short text", "which word is in the text ?",
-               ["red", "blue", "green", "the function returns a value"]),
+      _example(
+          "a long article about the file name and the list of values "
+          "with more words than fit",
+          "the word _ is where ?",
+          ["file", "an object in each class for this", "x", "the list"],
+      ),
+      _example(
+          "short text",
+          "which word is in the text ?",
+          ["red", "blue", "green", "the function returns a value"],
+      ),
   ]
   features = list(task.featurize(examples, training=False))
   module = RaceServingModule(None, task.preprocessor(), max_qa_length=7)
-  packed = module._pack_options(  # pylint: disable=protected-access
+  packed = module._pack_options(
       tf.constant([e.context for e in examples]),
       tf.constant([e.question for e in examples]),
-      tf.constant([list(e.options) for e in examples]))
+      tf.constant([list(e.options) for e in examples]),
+  )
   for name in ("input_word_ids", "input_mask", "input_type_ids"):
     want = np.stack([f[name] for f in features])
     np.testing.assert_array_equal(packed[name].numpy(), want, err_msg=name)
   # Something was truncated on both sides, so the test means something.
   assert features[0]["input_mask"].sum(-1).max() == 24
   assert features[1]["input_type_ids"][3].sum() == 8  # 7 qa tokens + [SEP]
-  with pytest.raises(tf.errors.InvalidArgumentError,
-                     match="article and options must hold the same number"):
-    module._pack_options(  # pylint: disable=protected-access
+  with pytest.raises(
+      tf.errors.InvalidArgumentError,
+      match="article and options must hold the same number",
+  ):
+    module._pack_options(
         tf.constant([examples[0].context]),
         tf.constant([examples[0].question]),
-        tf.constant([list(e.options) for e in examples]))
+        tf.constant([list(e.options) for e in examples]),
+    )
 
 
 def _example(context, question, options, label=0):
-  from albert.tasks.text_example import MultipleChoiceExample  # pylint: disable=g-import-not-at-top
-  return MultipleChoiceExample(guid="g", context=context, question=question,
-                               options=tuple(options), label=label,
-                               group="high")
+  from albert.tasks.text_example import MultipleChoiceExample
+
+  return MultipleChoiceExample(
+      guid="g",
+      context=context,
+      question=question,
+      options=tuple(options),
+      label=label,
+      group="high",
+  )
 
 
 @pytest.mark.slow
@@ -103,19 +136,34 @@ def test_race_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   write_race(data_dir)
   init = helpers.init_checkpoint(tmp_path / "init")
   model_dir = str(tmp_path / "race")
-  params = ["RaceTask.seq_length = 32", "RaceTask.max_qa_length = 16",
-            "RaceTask.global_batch_size = 16",
-            "OptimizerConfig.learning_rate = 3e-4",
-            "OptimizerConfig.warmup_steps = 30", "TRAIN_STEPS = 1000"]
-  common = dict(model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model)
-  results = helpers.finetune("train_and_eval", "gin/finetune/race.gin", params,
-                             init_checkpoint=init, **common)
+  params = [
+      "RaceTask.seq_length = 32",
+      "RaceTask.max_qa_length = 16",
+      "RaceTask.global_batch_size = 16",
+      "OptimizerConfig.learning_rate = 3e-4",
+      "OptimizerConfig.warmup_steps = 30",
+      "TRAIN_STEPS = 1000",
+  ]
+  common = dict(
+      model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model
+  )
+  results = helpers.finetune(
+      "train_and_eval",
+      "gin/finetune/race.gin",
+      params,
+      init_checkpoint=init,
+      **common,
+  )
   assert results["dev/accuracy"] >= 0.9, results
-  assert set(results) == {"dev/accuracy", "dev/accuracy_middle",
-                          "dev/accuracy_high"}
+  assert set(results) == {
+      "dev/accuracy",
+      "dev/accuracy_middle",
+      "dev/accuracy_high",
+  }
   # 40 dev questions, 20 per level: "all" is the mean of the levels.
   assert results["dev/accuracy"] == pytest.approx(
-      (results["dev/accuracy_middle"] + results["dev/accuracy_high"]) / 2)
+      (results["dev/accuracy_middle"] + results["dev/accuracy_high"]) / 2
+  )
 
   helpers.finetune("predict", "gin/finetune/race.gin", params, **common)
   with open(os.path.join(model_dir, "predictions", "RACE_test.json")) as f:
@@ -126,24 +174,29 @@ def test_race_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   assert sum(first["probabilities"]) == pytest.approx(1.0, abs=1e-5)
 
   export_dir = str(tmp_path / "race_export")
-  helpers.finetune("export", "gin/finetune/race.gin", params,
-                   export_dir=export_dir, **common)
+  helpers.finetune(
+      "export", "gin/finetune/race.gin", params, export_dir=export_dir, **common
+  )
   # The served answers to the raw test questions are the predicted ones.
   guids, request = [], {"article": [], "question": [], "options": []}
   for level in ("middle", "high"):
     for n in range(2):
       with open(os.path.join(data_dir, "test", level, f"{level}{n}.txt")) as f:
         record = json.load(f)
-      for q, (question, options) in enumerate(zip(record["questions"],
-                                                  record["options"])):
+      for q, (question, options) in enumerate(
+          zip(record["questions"], record["options"])
+      ):
         guids.append(f"test-{level}-{level}{n}.txt-{q}")
         request["article"].append(record["article"])
         request["question"].append(question)
         request["options"].append(options)
   out = helpers.call_saved_model(export_dir, request)
   assert ["ABCD"[a] for a in out["answer"]] == [
-      predictions[g]["answer"] for g in guids]
+      predictions[g]["answer"] for g in guids
+  ]
   np.testing.assert_allclose(
-      out["probabilities"], [predictions[g]["probabilities"] for g in guids],
-      atol=1e-4)
+      out["probabilities"],
+      [predictions[g]["probabilities"] for g in guids],
+      atol=1e-4,
+  )
   np.testing.assert_allclose(np.sum(out["probabilities"], -1), 1.0, rtol=1e-5)

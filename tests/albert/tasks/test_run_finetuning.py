@@ -13,43 +13,69 @@ import tensorflow as tf
 from albert.finetuning import EpochSchedule
 from official.core.trainer_config import TrainerConfig
 from official.optimization.optimizer_config import OptimizerConfig
+from tests import helpers as test_helpers
 from tests.albert.tasks import finetune_helpers as helpers
 from tests.albert.tasks.test_glue_task import write_sst2
 
 
 def test_epoch_schedule_derives_steps_and_warmup():
-  trainer, optimizer = EpochSchedule(train_epochs=2.0, warmup_proportion=0.1).apply(
-      TrainerConfig(train_steps=5), OptimizerConfig(warmup_steps=0, decay_steps=5),
+  trainer, optimizer = EpochSchedule(
+      train_epochs=2.0, warmup_proportion=0.1
+  ).apply(
+      TrainerConfig(train_steps=5),
+      OptimizerConfig(warmup_steps=0, decay_steps=5),
       num_examples=1000,
-      global_batch_size=48)
+      global_batch_size=48,
+  )
   assert trainer.train_steps == 41  # int(1000 / 48 * 2) = int(41.67)
   assert optimizer.decay_steps == 41 and optimizer.warmup_steps == 4  # int(4.1)
   _, optimizer = EpochSchedule(train_epochs=2.0, warmup_proportion=0.1).apply(
-      TrainerConfig(), OptimizerConfig(warmup_steps=0, decay_steps=5), 1190, 48)
+      TrainerConfig(), OptimizerConfig(warmup_steps=0, decay_steps=5), 1190, 48
+  )
   assert optimizer.decay_steps == 49 and optimizer.warmup_steps == 4  # int(4.9)
   trainer, optimizer = EpochSchedule().apply(
-      TrainerConfig(train_steps=5), OptimizerConfig(warmup_steps=2, decay_steps=5),
-      1000, 48)
+      TrainerConfig(train_steps=5),
+      OptimizerConfig(warmup_steps=2, decay_steps=5),
+      1000,
+      48,
+  )
   assert (trainer.train_steps, optimizer.warmup_steps) == (5, 2)
 
 
 def test_cli_errors_are_one_line_with_a_non_zero_exit(tmp_path):
-  args = [sys.executable, "-m", "albert.run_finetuning",
-          "--gin_file=gin/finetune/rte.gin", "--gin_file=gin/tiny.gin",
-          f"--model_dir={tmp_path / 'm'}", "--mode=train",
-          f"--data_dir={tmp_path / 'nowhere'}", "--spm_model_file=x.model"]
-  run = subprocess.run(args, cwd=helpers.REPO, capture_output=True, text=True,
-                       timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  args = [
+      sys.executable,
+      "-m",
+      "albert.run_finetuning",
+      "--gin_file=gin/finetune/rte.gin",
+      "--gin_file=gin/tiny.gin",
+      f"--model_dir={tmp_path / 'm'}",
+      "--mode=train",
+      f"--data_dir={tmp_path / 'nowhere'}",
+      "--spm_model_file=x.model",
+  ]
+  run = subprocess.run(
+      args,
+      cwd=test_helpers.REPO,
+      capture_output=True,
+      text=True,
+      timeout=300,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+  )
   assert run.returncode == 1
   last = run.stderr.strip().splitlines()[-1]
-  assert last.startswith("run_finetuning: rte: data_dir ") and \
-      last.endswith("nowhere is not a directory"), run.stderr[-2000:]
+  assert last.startswith("run_finetuning: rte: data_dir ") and last.endswith(
+      "nowhere is not a directory"
+  ), run.stderr[-2000:]
 
 
 def _weights(model_dir):
   reader = tf.train.load_checkpoint(model_dir)
-  return {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map()
-          if n.startswith("model/")}
+  return {
+      n: reader.get_tensor(n)
+      for n in reader.get_variable_to_shape_map()
+      if n.startswith("model/")
+  }
 
 
 # A fresh process: collective-op keys restart with every MirroredStrategy, so
@@ -78,15 +104,28 @@ def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
   data_dir = str(tmp_path / "glue")
   write_sst2(data_dir, n_train=64, n_dev=8, n_test=2)
   init = helpers.init_checkpoint(tmp_path / "init")
-  params = ["GlueTask.seq_length = 24", "GlueTask.global_batch_size = 8",
-            "GlueTask.dropout_rate = 0.0", "OptimizerConfig.warmup_steps = 1",
-            "TRAIN_STEPS = 3"]
-  args = {"params": params, "init": init, "root": str(tmp_path),
-          "data_dir": data_dir, "spm": spm_model}
-  run = subprocess.run([sys.executable, "-c", _TRAIN_BOTH, json.dumps(args)],
-                       cwd=helpers.REPO, capture_output=True, text=True,
-                       timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-                                             PYTHONPATH=helpers.REPO))
+  params = [
+      "GlueTask.seq_length = 24",
+      "GlueTask.global_batch_size = 8",
+      "GlueTask.dropout_rate = 0.0",
+      "OptimizerConfig.warmup_steps = 1",
+      "TRAIN_STEPS = 3",
+  ]
+  args = {
+      "params": params,
+      "init": init,
+      "root": str(tmp_path),
+      "data_dir": data_dir,
+      "spm": spm_model,
+  }
+  run = subprocess.run(
+      [sys.executable, "-c", _TRAIN_BOTH, json.dumps(args)],
+      cwd=test_helpers.REPO,
+      capture_output=True,
+      text=True,
+      timeout=600,
+      env=test_helpers.ENV,
+  )
   assert run.returncode == 0, run.stderr[-3000:]
   metrics = json.loads(run.stdout.strip().splitlines()[-1])
   assert "Strategy mirrored with 2 replica(s)" in run.stderr
@@ -97,8 +136,9 @@ def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
   init_weights = _weights(init)
   moved = 0
   for name, value in runs["default"].items():
-    np.testing.assert_allclose(runs["mirrored"][name], value, rtol=1e-4,
-                               atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(
+        runs["mirrored"][name], value, rtol=1e-4, atol=1e-6, err_msg=name
+    )
     if name in init_weights:
       moved += not np.array_equal(value, init_weights[name])
   assert moved > 10  # training changed the restored encoder

@@ -10,15 +10,19 @@ from albert.tasks import squad_data
 
 def _write(tmp_path, obj, name="train.json"):
   path = tmp_path / name
-  path.write_text(obj if isinstance(obj, str) else json.dumps(obj),
-                  encoding="utf-8")
+  path.write_text(
+      obj if isinstance(obj, str) else json.dumps(obj), encoding="utf-8"
+  )
   return str(path)
 
 
 def _squad(qas, context="The  quick brown\tfox, jumped.", version="1.1"):
-  return {"version": version,
-          "data": [{"title": "t", "paragraphs": [{"context": context,
-                                                  "qas": qas}]}]}
+  return {
+      "version": version,
+      "data": [
+          {"title": "t", "paragraphs": [{"context": context, "qas": qas}]}
+      ],
+  }
 
 
 def test_split_words_matches_hand_offsets():
@@ -30,9 +34,16 @@ def test_split_words_matches_hand_offsets():
 
 def test_answer_word_span_and_all_gold_answers(tmp_path):
   context = "The  quick brown\tfox, jumped."
-  qas = [{"id": "q1", "question": "Who jumped?",
-          "answers": [{"text": "brown\tfox,", "answer_start": 11},
-                      {"text": "fox", "answer_start": 17}]}]
+  qas = [
+      {
+          "id": "q1",
+          "question": "Who jumped?",
+          "answers": [
+              {"text": "brown\tfox,", "answer_start": 11},
+              {"text": "fox", "answer_start": 17},
+          ],
+      }
+  ]
   path = _write(tmp_path, _squad(qas, context))
   (ex,) = squad_data.read_squad_examples(path, training=True)
   assert ex.doc_tokens == ["The", "quick", "brown", "fox,", "jumped."]
@@ -44,8 +55,15 @@ def test_answer_word_span_and_all_gold_answers(tmp_path):
 
 
 def test_v2_impossible_question_has_no_span(tmp_path):
-  qas = [{"id": "q2", "question": "Why?", "answers": [], "is_impossible": True,
-          "plausible_answers": [{"text": "quick", "answer_start": 5}]}]
+  qas = [
+      {
+          "id": "q2",
+          "question": "Why?",
+          "answers": [],
+          "is_impossible": True,
+          "plausible_answers": [{"text": "quick", "answer_start": 5}],
+      }
+  ]
   path = _write(tmp_path, _squad(qas, version="v2.0"))
   (ex,) = squad_data.read_squad_examples(path, training=True)
   assert ex.is_impossible and ex.answer_texts == []
@@ -53,10 +71,18 @@ def test_v2_impossible_question_has_no_span(tmp_path):
 
 
 def test_misplaced_answer_is_skipped_in_training_only(tmp_path):
-  qas = [{"id": "bad", "question": "?",
-          "answers": [{"text": "quick", "answer_start": 0}]},
-         {"id": "good", "question": "?",
-          "answers": [{"text": "quick", "answer_start": 5}]}]
+  qas = [
+      {
+          "id": "bad",
+          "question": "?",
+          "answers": [{"text": "quick", "answer_start": 0}],
+      },
+      {
+          "id": "good",
+          "question": "?",
+          "answers": [{"text": "quick", "answer_start": 5}],
+      },
+  ]
   path = _write(tmp_path, _squad(qas))
   train = squad_data.read_squad_examples(path, training=True)
   assert [e.qas_id for e in train] == ["good"]
@@ -65,16 +91,30 @@ def test_misplaced_answer_is_skipped_in_training_only(tmp_path):
   assert dev[0].start_position == -1  # No spans outside training.
 
 
-@pytest.mark.parametrize("qas,needle", [
-    ([{"id": "q9", "question": "?",
-       "answers": [{"text": "fox", "answer_start": 99}]}],
-     "question id q9 has answer_start=99"),
-    ([{"id": "q8", "answers": []}], "question id q8 has no \"question\" key"),
-    ([{"id": "q7", "question": "?", "answers": []}],
-     "question id q7 has no answers"),
-    ([{"id": "q6", "question": "?", "answers": [{"text": "fox"}]}],
-     "question id q6 has no \"answer_start\" key"),
-])
+@pytest.mark.parametrize(
+    "qas,needle",
+    [
+        (
+            [
+                {
+                    "id": "q9",
+                    "question": "?",
+                    "answers": [{"text": "fox", "answer_start": 99}],
+                }
+            ],
+            "question id q9 has answer_start=99",
+        ),
+        ([{"id": "q8", "answers": []}], 'question id q8 has no "question" key'),
+        (
+            [{"id": "q7", "question": "?", "answers": []}],
+            "question id q7 has no answers",
+        ),
+        (
+            [{"id": "q6", "question": "?", "answers": [{"text": "fox"}]}],
+            'question id q6 has no "answer_start" key',
+        ),
+    ],
+)
 def test_errors_are_one_line_with_file_and_id(tmp_path, qas, needle):
   path = _write(tmp_path, _squad(qas))
   with pytest.raises(InputError) as e:

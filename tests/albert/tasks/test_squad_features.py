@@ -13,11 +13,15 @@ from albert.tasks.squad_data import SquadExample, split_words
 
 def _example(context, question, answer=None, start_char=None, qas_id="q"):
   words, offsets = split_words(context)
-  ex = SquadExample(qas_id=qas_id, question_text=question,
-                    context_text=context, doc_tokens=words,
-                    char_to_word_offset=offsets,
-                    answer_texts=[answer] if answer else [],
-                    is_impossible=answer is None)
+  ex = SquadExample(
+      qas_id=qas_id,
+      question_text=question,
+      context_text=context,
+      doc_tokens=words,
+      char_to_word_offset=offsets,
+      answer_texts=[answer] if answer else [],
+      is_impossible=answer is None,
+  )
   if answer is not None:
     ex.orig_answer_text = answer
     ex.start_position = offsets[start_char]
@@ -46,37 +50,43 @@ def test_is_max_context_by_hand():
 def test_improve_answer_span_tightens_to_the_answer_tokens():
   # Word span covers tokens 2..5; the answer is tokens [7, 8] at 3..4.
   assert squad_features.improve_answer_span(
-      [1, 2, 6, 7, 8, 9], 2, 5, [7, 8]) == (3, 4)
+      [1, 2, 6, 7, 8, 9], 2, 5, [7, 8]
+  ) == (3, 4)
   assert squad_features.improve_answer_span([1, 2, 3], 0, 2, [5]) == (0, 2)
 
 
 def test_packing_and_labels_in_a_single_window(tokenizer):
   context = "The function returns the value of the argument."
-  ex = _example(context, "What is returned?", "the value",
-                context.index("the value"))
+  ex = _example(
+      context, "What is returned?", "the value", context.index("the value")
+  )
   featurizer = squad_features.SquadFeaturizer(
-      tokenizer, seq_length=48, doc_stride=16, max_query_length=8)
+      tokenizer, seq_length=48, doc_stride=16, max_query_length=8
+  )
   (f,) = featurizer.featurize([ex])
   query = tokenizer.tokenize("What is returned?")
   doc = [t for w in ex.doc_tokens for t in tokenizer.tokenize(w)]
   assert doc == tokenizer.tokenize(context)  # Per word == whole text.
-  expected = [tokenizer.cls_id] + query + [tokenizer.sep_id] + doc + [
-      tokenizer.sep_id]
+  expected = (
+      [tokenizer.cls_id] + query + [tokenizer.sep_id] + doc + [tokenizer.sep_id]
+  )
   n = len(expected)
   np.testing.assert_array_equal(f.input_word_ids[:n], expected)
   assert not f.input_word_ids[n:].any() and f.input_word_ids.dtype == np.int32
   np.testing.assert_array_equal(f.input_mask, [1] * n + [0] * (48 - n))
   np.testing.assert_array_equal(
-      f.input_type_ids, [0] * (len(query) + 2) + [1] * (len(doc) + 1) +
-      [0] * (48 - n))
+      f.input_type_ids,
+      [0] * (len(query) + 2) + [1] * (len(doc) + 1) + [0] * (48 - n),
+  )
   np.testing.assert_array_equal(
-      f.paragraph_mask, [0] * (len(query) + 2) + [1] * len(doc) +
-      [0] * (49 - n))
-  span = f.input_word_ids[f.start_position:f.end_position + 1].tolist()
+      f.paragraph_mask, [0] * (len(query) + 2) + [1] * len(doc) + [0] * (49 - n)
+  )
+  span = f.input_word_ids[f.start_position : f.end_position + 1].tolist()
   assert span == tokenizer.tokenize("the value")
   assert f.is_impossible == 0
-  words = {f.token_to_word[p] for p in range(f.start_position,
-                                             f.end_position + 1)}
+  words = {
+      f.token_to_word[p] for p in range(f.start_position, f.end_position + 1)
+  }
   assert words == {3, 4}
   assert all(f.token_is_max_context.values())
 
@@ -86,7 +96,8 @@ def test_windows_over_a_long_context(tokenizer):
   context = " ".join(words)
   ex = _example(context, "Where?", "answer", context.index("answer"))
   featurizer = squad_features.SquadFeaturizer(
-      tokenizer, seq_length=24, doc_stride=5, max_query_length=4)
+      tokenizer, seq_length=24, doc_stride=5, max_query_length=4
+  )
   features = featurizer.featurize([ex])
   query = tokenizer.tokenize("Where?")[:4]
   offset = len(query) + 2
@@ -98,7 +109,8 @@ def test_windows_over_a_long_context(tokenizer):
     assert f.doc_span_index == k and f.example_index == 0
     assert f.unique_id == features[0].unique_id + k
     np.testing.assert_array_equal(
-        f.input_word_ids[offset:offset + length], doc[start:start + length])
+        f.input_word_ids[offset : offset + length], doc[start : start + length]
+    )
     if start <= answer_tok < start + length:
       assert f.is_impossible == 0
       assert f.start_position == answer_tok - start + offset
@@ -116,20 +128,25 @@ def test_windows_over_a_long_context(tokenizer):
 def test_question_truncated_and_impossible_labels(tokenizer):
   ex = _example("some context words", "a very long question " * 5)
   featurizer = squad_features.SquadFeaturizer(
-      tokenizer, seq_length=32, doc_stride=8, max_query_length=3)
+      tokenizer, seq_length=32, doc_stride=8, max_query_length=3
+  )
   (f,) = featurizer.featurize([ex])
   assert f.input_type_ids[:5].tolist() == [0] * 5 and f.input_type_ids[5] == 1
   assert f.input_word_ids[4] == tokenizer.sep_id
   assert (f.start_position, f.end_position, f.is_impossible) == (0, 0, 1)
-  spec = {"input_word_ids": tf.TensorSpec([32], tf.int32),
-          "is_impossible": tf.TensorSpec([], tf.int32)}
+  spec = {
+      "input_word_ids": tf.TensorSpec([32], tf.int32),
+      "is_impossible": tf.TensorSpec([], tf.int32),
+  }
   arrays = feature_cache.stack_features(
-      [dataclasses.asdict(f), dataclasses.asdict(f)], spec)
+      [dataclasses.asdict(f), dataclasses.asdict(f)], spec
+  )
   assert arrays["input_word_ids"].shape == (2, 32)
   assert arrays["is_impossible"].tolist() == [1, 1]
 
 
 def test_bad_lengths_rejected(tokenizer):
   with pytest.raises(ValueError, match="seq_length=10"):
-    squad_features.SquadFeaturizer(tokenizer, seq_length=10, doc_stride=4,
-                                   max_query_length=8)
+    squad_features.SquadFeaturizer(
+        tokenizer, seq_length=10, doc_stride=4, max_query_length=8
+    )

@@ -41,12 +41,15 @@ def test_span_head_is_a_masked_dense():
   out = head(x, paragraph)
   kernel, bias = (w.numpy() for w in head.dense.weights)
   ref = x @ kernel + bias  # [B, T, 2]
-  np.testing.assert_allclose(out["start_logits"],
-                             _np_mask(ref[..., 0], paragraph), rtol=1e-5,
-                             atol=1e-6)
-  np.testing.assert_allclose(out["end_logits"],
-                             _np_mask(ref[..., 1], paragraph), rtol=1e-5,
-                             atol=1e-6)
+  np.testing.assert_allclose(
+      out["start_logits"],
+      _np_mask(ref[..., 0], paragraph),
+      rtol=1e-5,
+      atol=1e-6,
+  )
+  np.testing.assert_allclose(
+      out["end_logits"], _np_mask(ref[..., 1], paragraph), rtol=1e-5, atol=1e-6
+  )
   assert out["start_logits"][0, 1] == squad_heads.NEG_INF  # A question token.
   assert out["start_logits"][0, 0] > -1e3  # [CLS] stays a candidate.
   clone = squad_heads.SpanHead.from_config(head.get_config())
@@ -61,10 +64,15 @@ def _np_conditional(head, x, paragraph, starts):
   w1, b1 = (w.numpy() for w in head.end_dense_1.weights)
   start_h = x[np.arange(B)[:, None], starts]  # [B, K, H]
   pairs = np.concatenate(
-      [np.broadcast_to(x[:, None], (B, starts.shape[1], T, H)),
-       np.broadcast_to(start_h[:, :, None], (B, starts.shape[1], T, H))], -1)
-  h = _layer_norm(np.tanh(pairs @ w0 + b0), gamma, beta,
-                  head.layer_norm_epsilon)
+      [
+          np.broadcast_to(x[:, None], (B, starts.shape[1], T, H)),
+          np.broadcast_to(start_h[:, :, None], (B, starts.shape[1], T, H)),
+      ],
+      -1,
+  )
+  h = _layer_norm(
+      np.tanh(pairs @ w0 + b0), gamma, beta, head.layer_norm_epsilon
+  )
   return _np_mask((h @ w1 + b1)[..., 0], paragraph[:, None])
 
 
@@ -78,8 +86,9 @@ def _np_cls(head, x, start_logits):
 
 def test_conditional_head_training_path_matches_numpy():
   x, paragraph = _inputs(1)
-  head = squad_heads.ConditionalSpanHead(hidden_size=H, initializer_range=0.5,
-                                         name="v2")
+  head = squad_heads.ConditionalSpanHead(
+      hidden_size=H, initializer_range=0.5, name="v2"
+  )
   gold = np.array([4, 0, 3], np.int32)
   out = head(x, paragraph, start_positions=gold, training=False)
   ws, bs = (w.numpy() for w in head.start_dense.weights)
@@ -87,36 +96,49 @@ def test_conditional_head_training_path_matches_numpy():
   np.testing.assert_allclose(out["start_logits"], start_ref, rtol=1e-5)
   end_ref = _np_conditional(head, x, paragraph, gold[:, None])[:, 0]
   np.testing.assert_allclose(out["end_logits"], end_ref, rtol=1e-4, atol=1e-5)
-  np.testing.assert_allclose(out["cls_logits"], _np_cls(head, x, start_ref),
-                             rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(
+      out["cls_logits"], _np_cls(head, x, start_ref), rtol=1e-4, atol=1e-5
+  )
   assert out["cls_logits"].shape == (B,)
 
 
 def test_conditional_head_beam_matches_numpy():
   x, paragraph = _inputs(2)
-  head = squad_heads.ConditionalSpanHead(hidden_size=H, initializer_range=0.5,
-                                         start_n_top=2, end_n_top=3)
+  head = squad_heads.ConditionalSpanHead(
+      hidden_size=H, initializer_range=0.5, start_n_top=2, end_n_top=3
+  )
   out = head(x, paragraph)
   start_lp = _log_softmax(out["start_logits"].numpy())
   order = np.argsort(-start_lp, axis=-1)[:, :2]
   np.testing.assert_array_equal(out["start_top_index"], order)
-  np.testing.assert_allclose(out["start_top_log_probs"],
-                             np.take_along_axis(start_lp, order, -1),
-                             rtol=1e-5)
+  np.testing.assert_allclose(
+      out["start_top_log_probs"],
+      np.take_along_axis(start_lp, order, -1),
+      rtol=1e-5,
+  )
   end_lp = _log_softmax(_np_conditional(head, x, paragraph, order))
   end_order = np.argsort(-end_lp, axis=-1)[..., :3]  # [B, 2, 3]
   np.testing.assert_array_equal(out["end_top_index"], end_order)
-  np.testing.assert_allclose(out["end_top_log_probs"],
-                             np.take_along_axis(end_lp, end_order, -1),
-                             rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(
+      out["end_top_log_probs"],
+      np.take_along_axis(end_lp, end_order, -1),
+      rtol=1e-4,
+      atol=1e-5,
+  )
   # Only context tokens or [CLS] reach the beam (batch 2 has 2 + [CLS]).
   allowed = {0, 3, 4}
   assert set(out["end_top_index"][2].numpy().ravel()) <= allowed
   clone = squad_heads.ConditionalSpanHead.from_config(head.get_config())
   assert clone.get_config() == head.get_config()
   names = {w.name.split("/")[1] for w in head.weights}
-  assert names == {"start_dense", "end_dense_0", "end_layer_norm",
-                   "end_dense_1", "answer_dense_0", "answer_dense_1"}
+  assert names == {
+      "start_dense",
+      "end_dense_0",
+      "end_layer_norm",
+      "end_dense_1",
+      "answer_dense_0",
+      "answer_dense_1",
+  }
 
 
 def test_losses_by_hand():
@@ -128,18 +150,23 @@ def test_losses_by_hand():
   np.testing.assert_allclose(got, want, rtol=1e-6)
   # Second example: end CE over three equal logits is ln 3.
   assert got.numpy()[1] == pytest.approx(
-      (np.log(np.exp(3) + np.exp(-1) + np.exp(.5)) - 3 + np.log(3)) / 2,
-      rel=1e-6)
+      (np.log(np.exp(3) + np.exp(-1) + np.exp(0.5)) - 3 + np.log(3)) / 2,
+      rel=1e-6,
+  )
   cls, impossible = np.array([2.0, -1.0], np.float32), np.array([1, 0])
   ans = np.array([np.log1p(np.exp(-2.0)), np.log1p(np.exp(-1.0))])
   np.testing.assert_allclose(
-      squad_heads.answerability_loss(cls, impossible), ans, rtol=1e-6)
+      squad_heads.answerability_loss(cls, impossible), ans, rtol=1e-6
+  )
   np.testing.assert_allclose(
       squad_heads.squad_v2_loss(start, end, cls, sp, ep, impossible),
-      want + 0.5 * ans, rtol=1e-6)
+      want + 0.5 * ans,
+      rtol=1e-6,
+  )
 
 
 def test_masked_logits_train_only_on_candidates():
-  logits = squad_heads.mask_logits(tf.zeros([1, 4]), squad_heads.candidate_mask(
-      tf.constant([[0, 0, 1, 0]])))
+  logits = squad_heads.mask_logits(
+      tf.zeros([1, 4]), squad_heads.candidate_mask(tf.constant([[0, 0, 1, 0]]))
+  )
   np.testing.assert_allclose(tf.nn.softmax(logits), [[0.5, 0, 0.5, 0]])

@@ -6,11 +6,14 @@ from albert.tasks import squad_metrics
 
 
 def test_normalize_answer():
-  assert squad_metrics.normalize_answer(
-      "The  Quick, brown-fox an apple!") == "quick brownfox apple"
+  assert (
+      squad_metrics.normalize_answer("The  Quick, brown-fox an apple!")
+      == "quick brownfox apple"
+  )
   # Articles are whole words only; "theater" and "another" stay.
   assert squad_metrics.normalize_answer("A theater, another.") == (
-      "theater another")
+      "theater another"
+  )
 
 
 def test_v1_by_hand():
@@ -23,16 +26,16 @@ def test_v1_by_hand():
       "q6": ["1,000"],
   }
   predictions = {
-      "q1": "eiffel tower",            # EM 1, F1 1.
+      "q1": "eiffel tower",  # EM 1, F1 1.
       "q2": "the Denver Broncos team",  # P 2/3, R 1 -> F1 0.8.
-      "q3": "New York",                 # counts: P 1, R 1/2 -> F1 2/3.
-      "q4": "apples",                   # matches the second gold answer.
+      "q3": "New York",  # counts: P 1, R 1/2 -> F1 2/3.
+      "q4": "apples",  # matches the second gold answer.
       # q5 unanswered: 0.
-      "q6": "1000",                     # the comma is punctuation.
+      "q6": "1000",  # the comma is punctuation.
   }
   result = squad_metrics.evaluate_v1(gold, predictions)
   assert result["exact_match"] == pytest.approx(100 * 3 / 6)
-  assert result["f1"] == pytest.approx(100 * (1 + .8 + 2 / 3 + 1 + 0 + 1) / 6)
+  assert result["f1"] == pytest.approx(100 * (1 + 0.8 + 2 / 3 + 1 + 0 + 1) / 6)
   assert squad_metrics.f1_v1("", "x") == 0.0
 
 

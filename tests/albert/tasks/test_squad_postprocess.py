@@ -15,24 +15,36 @@ CONTEXT = "The Eiffel  Tower is in Paris, France."
 
 def _example():
   words, offsets = split_words(CONTEXT)
-  return SquadExample(qas_id="q", question_text="?", context_text=CONTEXT,
-                      doc_tokens=words, char_to_word_offset=offsets,
-                      answer_texts=["Eiffel Tower"])
+  return SquadExample(
+      qas_id="q",
+      question_text="?",
+      context_text=CONTEXT,
+      doc_tokens=words,
+      char_to_word_offset=offsets,
+      answer_texts=["Eiffel Tower"],
+  )
 
 
 def _feature(uid, token_to_word, max_context):
   z = np.zeros(T, np.int32)
-  return SquadFeature(uid, 0, uid, z, z, z, z, 0, 0, 0, token_to_word,
-                      max_context)
+  return SquadFeature(
+      uid, 0, uid, z, z, z, z, 0, 0, 0, token_to_word, max_context
+  )
 
 
 def _windows():
   # Window A: words 0..3 at positions 3..7 ("Eiffel" is two pieces, 4 and 5).
-  a = _feature(0, {3: 0, 4: 1, 5: 1, 6: 2, 7: 3},
-               {3: True, 4: True, 5: True, 6: False, 7: False})
+  a = _feature(
+      0,
+      {3: 0, 4: 1, 5: 1, 6: 2, 7: 3},
+      {3: True, 4: True, 5: True, 6: False, 7: False},
+  )
   # Window B: words 2..6 at positions 3..7.
-  b = _feature(1, {3: 2, 4: 3, 5: 4, 6: 5, 7: 6},
-               {3: True, 4: True, 5: True, 6: True, 7: True})
+  b = _feature(
+      1,
+      {3: 2, 4: 3, 5: 4, 6: 5, 7: 6},
+      {3: True, 4: True, 5: True, 6: True, 7: True},
+  )
   return [a, b]
 
 
@@ -45,16 +57,21 @@ def _logits(**values):
 
 def _v1_results():
   return {
-      0: {"start_logits": _logits(p0=1.0, p4=5.0, p7=9.0),  # p7: not max ctx
-          "end_logits": _logits(p0=1.0, p6=4.0, p2=8.0)},   # p2: the query
-      1: {"start_logits": _logits(p0=0.5, p6=3.0),
-          "end_logits": _logits(p0=0.5, p7=3.0)},
+      0: {
+          "start_logits": _logits(p0=1.0, p4=5.0, p7=9.0),  # p7: not max ctx
+          "end_logits": _logits(p0=1.0, p6=4.0, p2=8.0),
+      },  # p2: the query
+      1: {
+          "start_logits": _logits(p0=0.5, p6=3.0),
+          "end_logits": _logits(p0=0.5, p7=3.0),
+      },
   }
 
 
 def test_v1_best_span_is_the_original_words():
-  post = squad_postprocess.SquadPostprocessor(n_best_size=20,
-                                              max_answer_length=30)
+  post = squad_postprocess.SquadPostprocessor(
+      n_best_size=20, max_answer_length=30
+  )
   preds, nbest, odds = post([_example()], _windows(), _v1_results())
   # Best valid: A start 4 (5.0) .. end 6 (4.0) = 9 -> words 1..2 with the
   # original casing; the double space becomes one.
@@ -71,8 +88,9 @@ def test_v1_best_span_is_the_original_words():
 
 
 def test_max_answer_length_and_n_best():
-  post = squad_postprocess.SquadPostprocessor(n_best_size=1,
-                                              max_answer_length=2)
+  post = squad_postprocess.SquadPostprocessor(
+      n_best_size=1, max_answer_length=2
+  )
   preds, nbest, _ = post([_example()], _windows(), _v1_results())
   # Spans 4..6 (3 tokens) are too long; with one start and one end per
   # window only B's 6..7 survives.
@@ -82,24 +100,32 @@ def test_max_answer_length_and_n_best():
 def test_xlnet_beam_and_cls_odds():
   a, b = _windows()
   results = {
-      0: {"start_top_log_probs": np.log([.6, .3]),
-          "start_top_index": np.array([4, 7]),          # 7: not max context
-          "end_top_log_probs": np.log([[.5, .4], [.9, .1]]),
+      0: {
+          "start_top_log_probs": np.log([0.6, 0.3]),
+          "start_top_index": np.array([4, 7]),  # 7: not max context
+          "end_top_log_probs": np.log([[0.5, 0.4], [0.9, 0.1]]),
           "end_top_index": np.array([[6, 3], [7, 7]]),  # 3 < 4: invalid
-          "cls_logits": np.float32(2.0)},
-      1: {"start_top_log_probs": np.log([.7, .2]),
-          "start_top_index": np.array([6, 0]),          # 0 = [CLS]: no span
-          "end_top_log_probs": np.log([[.2, .1], [.9, .1]]),
+          "cls_logits": np.float32(2.0),
+      },
+      1: {
+          "start_top_log_probs": np.log([0.7, 0.2]),
+          "start_top_index": np.array([6, 0]),  # 0 = [CLS]: no span
+          "end_top_log_probs": np.log([[0.2, 0.1], [0.9, 0.1]]),
           "end_top_index": np.array([[7, 6], [0, 0]]),
-          "cls_logits": np.float32(-1.0)},
+          "cls_logits": np.float32(-1.0),
+      },
   }
   post = squad_postprocess.SquadPostprocessor()
   preds, nbest, odds = post([_example()], [a, b], results)
   # Candidates: A (4, 6) .6 * .5 = .30; B (6, 7) .14, (6, 6) .07.
-  assert [e["text"] for e in nbest["q"]] == ["Eiffel Tower", "Paris, France.",
-                                            "Paris,"]
+  assert [e["text"] for e in nbest["q"]] == [
+      "Eiffel Tower",
+      "Paris, France.",
+      "Paris,",
+  ]
   assert np.exp(nbest["q"][0]["start_score"] + nbest["q"][0]["end_score"]) == (
-      pytest.approx(.30))
+      pytest.approx(0.30)
+  )
   assert preds["q"] == "Eiffel Tower"
   assert odds == {"q": -1.0}  # The minimum answerability logit.
 
@@ -117,12 +143,19 @@ def test_threshold_and_files(tmp_path):
   preds = {"a": "x", "b": "y"}
   odds = {"a": 0.5, "b": -0.5}
   assert squad_postprocess.apply_null_threshold(preds, odds, 0.0) == {
-      "a": "", "b": "y"}
+      "a": "",
+      "b": "y",
+  }
   paths = squad_postprocess.write_prediction_files(
-      str(tmp_path / "out"), preds, {"a": []}, odds)
+      str(tmp_path / "out"), preds, {"a": []}, odds
+  )
   assert [p.rsplit("/", 1)[1] for p in paths] == [
-      "predictions.json", "nbest_predictions.json", "null_odds.json"]
+      "predictions.json",
+      "nbest_predictions.json",
+      "null_odds.json",
+  ]
   assert json.loads(open(paths[0]).read()) == preds
   assert json.loads(open(paths[2]).read()) == odds
   assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
-      p.rsplit("/", 1)[1] for p in paths)  # No temporary files left.
+      p.rsplit("/", 1)[1] for p in paths
+  )  # No temporary files left.

@@ -15,9 +15,11 @@ from tests.albert.tasks.finetune_helpers import TINY
 
 SPACES = (" ", " ", " ", "  ", "\t", "\n", " \r\n", "\u202f")
 SPACES_CHARS = set("".join(SPACES))
-WORDS = ("the file name is a string of the module and list values with an "
-         "object in each class for this function returns None, when (x) "
-         "Café naïve 12,5").split()
+WORDS = (
+    "the file name is a string of the module and list values with an "
+    "object in each class for this function returns None, when (x) "
+    "Café naïve 12,5"
+).split()
 
 
 def _write_dev(path, version, rng, n=12):
@@ -27,28 +29,47 @@ def _write_dev(path, version, rng, n=12):
     words = rng.choices(WORDS, k=rng.randint(0, 45) if k else 0)
     context = "".join(w + rng.choice(SPACES) for w in words)
     context = rng.choice(SPACES) + context if k % 3 == 1 else context.rstrip()
-    qa = {"id": f"q{k}", "question": " ".join(rng.choices(WORDS, k=6)),
-          "answers": []}
+    qa = {
+        "id": f"q{k}",
+        "question": " ".join(rng.choices(WORDS, k=6)),
+        "answers": [],
+    }
     if version == "2.0":
       qa["is_impossible"] = True
     paragraphs.append({"context": context, "qas": [qa]})
   with open(path, "w") as f:
-    json.dump({"version": version,
-               "data": [{"title": "t", "paragraphs": paragraphs}]}, f)
+    json.dump(
+        {
+            "version": version,
+            "data": [{"title": "t", "paragraphs": paragraphs}],
+        },
+        f,
+    )
   return [p["qas"][0]["question"] for p in paragraphs], [
-      p["context"] for p in paragraphs]
+      p["context"] for p in paragraphs
+  ]
 
 
 @pytest.mark.parametrize("version", ["1.1", "2.0"])
-def test_served_answers_equal_the_python_predictions(tmp_path, spm_model,
-                                                     version):
-  questions, contexts = _write_dev(tmp_path / f"dev-v{version}.json", version,
-                                   random.Random(3))
+def test_served_answers_equal_the_python_predictions(
+    tmp_path, spm_model, version
+):
+  questions, contexts = _write_dev(
+      tmp_path / f"dev-v{version}.json", version, random.Random(3)
+  )
   tf.random.set_seed(1)
-  task = SquadTask(data_dir=str(tmp_path), spm_model_file=spm_model,
-                   version=version, seq_length=32, doc_stride=7,
-                   max_query_length=6, n_best_size=64, max_answer_length=5,
-                   null_score_diff_threshold=1e8, model_config=TINY)
+  task = SquadTask(
+      data_dir=str(tmp_path),
+      spm_model_file=spm_model,
+      version=version,
+      seq_length=32,
+      doc_stride=7,
+      max_query_length=6,
+      n_best_size=64,
+      max_answer_length=5,
+      null_score_diff_threshold=1e8,
+      model_config=TINY,
+  )
   model = task.build_model()
   # Spread the random head's scores so that float round-off between batch
   # shapes cannot reorder near-tied spans.
@@ -56,8 +77,10 @@ def test_served_answers_equal_the_python_predictions(tmp_path, spm_model,
     if "kernel" in weight.name:
       weight.assign(weight * 40.0)
   examples, features, outputs = task.predict(model, "dev")
-  windows = [sum(f["squad_feature"].example_index == i for f in features)
-             for i in range(len(examples))]
+  windows = [
+      sum(f["squad_feature"].example_index == i for f in features)
+      for i in range(len(examples))
+  ]
   assert max(windows) >= 4 and min(windows) == 1  # long, short and empty
   task.write_predictions("dev", examples, features, outputs, str(tmp_path))
   with open(tmp_path / "predictions.json") as f:
@@ -74,21 +97,32 @@ def test_served_answers_equal_the_python_predictions(tmp_path, spm_model,
       assert first == last == start == end == -1
       continue
     words = [w for w in re.split("[ \t\r\n\u202f]+", contexts[k]) if w]
-    assert " ".join(words[first:last + 1]) == answer
+    assert " ".join(words[first : last + 1]) == answer
     span = contexts[k][start:end]  # the context's own whitespace inside
     assert re.sub("[ \t\r\n\u202f]+", " ", span) == answer
     assert start == 0 or contexts[k][start - 1] in SPACES_CHARS
     assert end == len(contexts[k]) or contexts[k][end] in SPACES_CHARS
-    assert len(re.findall("[ \t\r\n\u202f]+", " " + contexts[k][:start])) \
-        == first + 1  # the span starts at word `first`
-  assert any(not c.isascii() for k, a in enumerate(answers) if a
-             for c in contexts[k][:int(served["start_char"][k])])
-  with pytest.raises(tf.errors.InvalidArgumentError,
-                     match="question and context must hold the same number"):
+    assert (
+        len(re.findall("[ \t\r\n\u202f]+", " " + contexts[k][:start]))
+        == first + 1
+    )  # the span starts at word `first`
+  assert any(
+      not c.isascii()
+      for k, a in enumerate(answers)
+      if a
+      for c in contexts[k][: int(served["start_char"][k])]
+  )
+  with pytest.raises(
+      tf.errors.InvalidArgumentError,
+      match="question and context must hold the same number",
+  ):
     module.serve(tf.constant(questions[:2]), tf.constant(contexts[:1]))
   if version == "2.0":
     with open(tmp_path / "null_odds.json") as f:
       odds = json.load(f)
-    np.testing.assert_allclose(served["null_odds"].numpy(),
-                               [odds[f"q{k}"] for k in range(len(questions))],
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        served["null_odds"].numpy(),
+        [odds[f"q{k}"] for k in range(len(questions))],
+        rtol=1e-4,
+        atol=1e-4,
+    )

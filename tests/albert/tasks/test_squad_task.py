@@ -32,9 +32,14 @@ def _single_piece_words(tokenizer, count):
   for i in range(tokenizer.vocab_size):
     piece = tokenizer.id_to_piece(i)
     word = piece[1:]
-    if (piece.startswith(SPACE_MARK) and word.isalpha() and word.isascii()
-        and len(word) >= 3 and tokenizer.tokenize(word) == [i]
-        and tokenizer.tokenize(word.capitalize()) == [i]):
+    if (
+        piece.startswith(SPACE_MARK)
+        and word.isalpha()
+        and word.isascii()
+        and len(word) >= 3
+        and tokenizer.tokenize(word) == [i]
+        and tokenizer.tokenize(word.capitalize()) == [i]
+    ):
       words.append(word)
   assert len(words) >= count
   return words[:count]
@@ -44,8 +49,10 @@ def _write_squad(path, rng, words, markers, n, version):
   qas_all, data = [], []
   for k in range(n):
     marker = rng.choice(markers)
-    context = [w.capitalize() if rng.random() < 0.3 else w
-               for w in rng.choices(words, k=CONTEXT_WORDS)]
+    context = [
+        w.capitalize() if rng.random() < 0.3 else w
+        for w in rng.choices(words, k=CONTEXT_WORDS)
+    ]
     impossible = version == "2.0" and k % 3 == 0
     qa = {"id": f"q{k}", "question": f"What follows {marker}?"}
     if impossible:
@@ -53,19 +60,25 @@ def _write_squad(path, rng, words, markers, n, version):
     else:
       at = rng.randrange(CONTEXT_WORDS - 1)
       context.insert(at, marker)
-      start = len(" ".join(context[:at + 1])) + 1
+      start = len(" ".join(context[: at + 1])) + 1
       qa["answers"] = [{"text": context[at + 1], "answer_start": start}]
       if version == "2.0":
         qa["is_impossible"] = False
     text = "  ".join(context) if k % 5 == 0 else " ".join(context)
     if k % 5 == 0 and not impossible:  # Double spaces shift the offsets.
-      qa["answers"][0]["answer_start"] = text.index(
-          f"{marker}  {context[at + 1]}") + len(marker) + 2
+      qa["answers"][0]["answer_start"] = (
+          text.index(f"{marker}  {context[at + 1]}") + len(marker) + 2
+      )
     data.append({"context": text, "qas": [qa]})
     qas_all.append(qa)
   with open(path, "w", encoding="utf-8") as f:
-    json.dump({"version": version,
-               "data": [{"title": "synthetic", "paragraphs": data}]}, f)
+    json.dump(
+        {
+            "version": version,
+            "data": [{"title": "synthetic", "paragraphs": data}],
+        },
+        f,
+    )
   return {qa["id"]: [a["text"] for a in qa["answers"]] for qa in qas_all}
 
 
@@ -112,31 +125,35 @@ print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ["1.1", "2.0"])
-def test_learns_synthetic_squad_and_serves(tmp_path, spm_model, tokenizer,
-                                           version):
+def test_learns_synthetic_squad_and_serves(
+    tmp_path, spm_model, tokenizer, version
+):
   rng = random.Random(7)
   words = _single_piece_words(tokenizer, 40 + MARKERS)
   markers, words = words[:MARKERS], words[MARKERS:]
   data_dir = tmp_path / "data"
   data_dir.mkdir()
-  _write_squad(data_dir / f"train-v{version}.json", rng, words, markers, 1200,
-               version)
-  gold = _write_squad(data_dir / f"dev-v{version}.json", rng, words, markers,
-                      120, version)
+  _write_squad(
+      data_dir / f"train-v{version}.json", rng, words, markers, 1200, version
+  )
+  gold = _write_squad(
+      data_dir / f"dev-v{version}.json", rng, words, markers, 120, version
+  )
   recipe = "squad_v1.gin" if version == "1.1" else "squad_v2.gin"
-  common = dict(model_dir=str(tmp_path / "model"),
-                gin_file=[f"gin/finetune/{recipe}"],
-                gin_param=_gin_params(version, 1000),
-                data_dir=str(data_dir), spm_model_file=spm_model)
+  common = dict(
+      model_dir=str(tmp_path / "model"),
+      gin_file=[f"gin/finetune/{recipe}"],
+      gin_param=_gin_params(version, 1000),
+      data_dir=str(data_dir),
+      spm_model_file=spm_model,
+  )
   gin.clear_config()
   try:
     results = finetuning.run(mode="train_and_eval", **common)
     gin.clear_config()
-    finetuning.run(mode="predict", output_dir=str(tmp_path / "pred"),
-                       **common)
+    finetuning.run(mode="predict", output_dir=str(tmp_path / "pred"), **common)
     gin.clear_config()
-    finetuning.run(mode="export", export_dir=str(tmp_path / "export"),
-                       **common)
+    finetuning.run(mode="export", export_dir=str(tmp_path / "export"), **common)
   finally:
     gin.clear_config()
   predictions = json.load(open(tmp_path / "pred" / "predictions.json"))
@@ -148,28 +165,42 @@ def test_learns_synthetic_squad_and_serves(tmp_path, spm_model, tokenizer,
     assert official["f1"] == pytest.approx(results["dev/f1"])
   else:
     assert results["dev/exact"] >= 90.0, results
-    assert results["dev/HasAns_exact"] >= 85.0 and results[
-        "dev/NoAns_exact"] >= 85.0, results
+    assert (
+        results["dev/HasAns_exact"] >= 85.0
+        and results["dev/NoAns_exact"] >= 85.0
+    ), results
     official = squad_metrics.evaluate_v2(gold, predictions)
     assert official["exact"] == pytest.approx(results["dev/exact"])
     odds = json.load(open(tmp_path / "pred" / "null_odds.json"))
     assert set(odds) == set(gold)
   # Answers are the original (capitalised) words, not normalised pieces.
-  hits = [qid for qid, text in predictions.items() if text and gold[qid]
-          and text == gold[qid][0]]
+  hits = [
+      qid
+      for qid, text in predictions.items()
+      if text and gold[qid] and text == gold[qid][0]
+  ]
   assert any(predictions[q][0].isupper() for q in hits)
 
   # The SavedModel answers raw text in a fresh process.
   dev = json.load(open(data_dir / f"dev-v{version}.json"))["data"][0][
-      "paragraphs"]
+      "paragraphs"
+  ]
   qids = [p["qas"][0]["id"] for p in dev]
   request = tmp_path / "request.json"
-  request.write_text(json.dumps([[p["qas"][0]["question"] for p in dev],
-                                 [p["context"] for p in dev]]))
+  request.write_text(
+      json.dumps(
+          [[p["qas"][0]["question"] for p in dev], [p["context"] for p in dev]]
+      )
+  )
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
   done = subprocess.run(
       [sys.executable, "-c", _SERVE, str(tmp_path / "export"), str(request)],
-      capture_output=True, text=True, env=env, timeout=300, check=False)
+      capture_output=True,
+      text=True,
+      env=env,
+      timeout=300,
+      check=False,
+  )
   assert done.returncode == 0, done.stderr[-2000:]
   served = json.loads(done.stdout.strip().splitlines()[-1])
   answers = dict(zip(qids, served["answer"]))
@@ -178,15 +209,16 @@ def test_learns_synthetic_squad_and_serves(tmp_path, spm_model, tokenizer,
   else:
     served_em = squad_metrics.evaluate_v2(gold, answers)["exact"]
     assert all(isinstance(b, bool) for b in served["is_impossible"])
-    assert all(a == "" for a, b in zip(served["answer"],
-                                       served["is_impossible"]) if b)
+    assert all(
+        a == "" for a, b in zip(served["answer"], served["is_impossible"]) if b
+    )
   assert served_em >= 90.0
   same = sum(answers[q] == predictions[q] for q in qids)
   assert same >= 0.95 * len(qids)
   for k, qid in enumerate(qids):  # Word indices point at the answer words.
     if answers[qid]:
       context_words = dev[k]["context"].split()
-      span = context_words[served["start_word"][k]:served["end_word"][k] + 1]
+      span = context_words[served["start_word"][k] : served["end_word"][k] + 1]
       assert " ".join(span) == answers[qid]
-      chars = dev[k]["context"][served["start_char"][k]:served["end_char"][k]]
+      chars = dev[k]["context"][served["start_char"][k] : served["end_char"][k]]
       assert " ".join(chars.split()) == answers[qid]

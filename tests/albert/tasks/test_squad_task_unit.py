@@ -6,32 +6,61 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.modeling.config import AlbertConfig
 from albert.tasks.squad_task import SquadTask
+from tests import helpers
 
-TINY = AlbertConfig(vocab_size=2000, embedding_size=8, hidden_size=16,
-                    num_layers=1, num_heads=2, intermediate_size=32,
-                    max_position_embeddings=64)
+TINY = helpers.tiny_config(
+    vocab_size=2000, num_layers=1, max_position_embeddings=64
+)
 
 
 def _task(tmp_path, spm_model, version):
-  data = {"version": version, "data": [{"title": "t", "paragraphs": [{
-      "context": "The value of the argument is returned.",
-      "qas": [{"id": "a", "question": "What is returned?", "is_impossible":
-               False, "answers": [{"text": "value", "answer_start": 4}]},
-              {"id": "b", "question": "Why?", "is_impossible": True,
-               "answers": []}]}]}]}
+  data = {
+      "version": version,
+      "data": [
+          {
+              "title": "t",
+              "paragraphs": [
+                  {
+                      "context": "The value of the argument is returned.",
+                      "qas": [
+                          {
+                              "id": "a",
+                              "question": "What is returned?",
+                              "is_impossible": False,
+                              "answers": [{"text": "value", "answer_start": 4}],
+                          },
+                          {
+                              "id": "b",
+                              "question": "Why?",
+                              "is_impossible": True,
+                              "answers": [],
+                          },
+                      ],
+                  }
+              ],
+          }
+      ],
+  }
   for split in ("train", "dev"):
     (tmp_path / f"{split}-v{version}.json").write_text(json.dumps(data))
-  return SquadTask(version=version, data_dir=str(tmp_path),
-                   spm_model_file=spm_model, seq_length=32,
-                   max_query_length=8, doc_stride=8, model_config=TINY)
+  return SquadTask(
+      version=version,
+      data_dir=str(tmp_path),
+      spm_model_file=spm_model,
+      seq_length=32,
+      max_query_length=8,
+      doc_stride=8,
+      model_config=TINY,
+  )
 
 
 def _batch(task, split):
   features = list(task.featurize(task.read_examples(split), training=True))
-  return {k: tf.constant(np.stack([f[k] for f in features]))
-          for k in task.feature_spec()}
+  return {
+      k: tf.constant(np.stack([f[k] for f in features]))
+      for k in task.feature_spec()
+  }
 
 
 @pytest.mark.parametrize("version", ["1.1", "2.0"])
@@ -49,8 +78,11 @@ def test_loss_is_sum_over_global_examples(tmp_path, spm_model, version):
     z = z - z.max(-1, keepdims=True)
     log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
     return -log_p[np.arange(2), labels.numpy()]
-  per_example = (ce(outputs["start_logits"], batch["start_position"]) +
-                 ce(outputs["end_logits"], batch["end_position"])) / 2
+
+  per_example = (
+      ce(outputs["start_logits"], batch["start_position"])
+      + ce(outputs["end_logits"], batch["end_position"])
+  ) / 2
   if version == "2.0":
     z = outputs["cls_logits"].numpy()
     y = batch["is_impossible"].numpy()
@@ -68,13 +100,24 @@ def test_v2_evaluate_reports_official_and_best_threshold(tmp_path, spm_model):
   task = _task(tmp_path, spm_model, "2.0")
   model = task.build_model()
   metrics = task.evaluate(model)
-  for key in ("exact", "f1", "HasAns_exact", "NoAns_exact", "best_exact",
-              "best_f1", "best_f1_thresh", "null_threshold"):
+  for key in (
+      "exact",
+      "f1",
+      "HasAns_exact",
+      "NoAns_exact",
+      "best_exact",
+      "best_f1",
+      "best_f1_thresh",
+      "null_threshold",
+  ):
     assert f"dev/{key}" in metrics
   assert metrics["dev/null_threshold"] == metrics["dev/best_f1_thresh"]
   paths = task.predict_to_files(model, str(tmp_path / "out"))
   assert sorted(p.rsplit("/", 1)[1] for p in paths) == [
-      "nbest_predictions.json", "null_odds.json", "predictions.json"]
+      "nbest_predictions.json",
+      "null_odds.json",
+      "predictions.json",
+  ]
 
 
 def test_bad_options(tmp_path, spm_model):

@@ -1,0 +1,71 @@
+"""tools/benchmark_serving.py runs as the README shows and reports real numbers."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from tests.helpers import REPO
+
+
+@pytest.mark.slow
+def test_json_report_on_a_tiny_model(spm_model):
+  have_torch = (
+      subprocess.run(
+          [sys.executable, "-c", "import torch, transformers"],
+          capture_output=True,
+      ).returncode
+      == 0
+  )
+  run = subprocess.run(
+      [
+          sys.executable,
+          "tools/benchmark_serving.py",
+          "--gin_file=gin/tiny.gin",
+          f"--spm_model_file={spm_model}",
+          "--seq_length=32",
+          "--batch_size=4",
+          "--repeats=5",
+          "--batch_repeats=2",
+          "--json",
+      ],
+      cwd=REPO,
+      capture_output=True,
+      text=True,
+      timeout=900,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+  )
+  assert run.returncode == 0, run.stderr[-2000:]
+  report = json.loads(run.stdout.strip().splitlines()[-1])
+  assert report["rounds"] == 5
+  ours, floor = report["saved_model"], report["matmul_floor"]
+  assert ours["latency_ms"] > 0 and ours["throughput_per_s"] > 0
+  assert ours["tokens"] == 32  # the benchmark text fills seq_length
+  # The matrix products alone cost less than the whole served model
+  # (tokenisation, embeddings, LayerNorm, softmax, GELU come on top).
+  assert 0 < floor["latency_ms"] < ours["latency_ms"]
+  assert 0 < report["floor_vs_saved_model"] < 1
+  if have_torch:
+    torch = report["torch"]
+    assert torch["latency_ms"] > 0 and torch["threads"] >= 1
+    assert report["latency_vs_torch"] > 0 and report["floor_vs_torch"] > 0
+
+
+def test_missing_spm_is_one_line():
+  run = subprocess.run(
+      [
+          sys.executable,
+          "tools/benchmark_serving.py",
+          "--gin_file=gin/tiny.gin",
+          "--spm_model_file=/nonexistent/spm.model",
+      ],
+      cwd=REPO,
+      capture_output=True,
+      text=True,
+      timeout=300,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+  )
+  assert run.returncode != 0
+  last = run.stderr.strip().splitlines()[-1]
+  assert last.startswith("benchmark_serving: ") and "nonexistent" in last

@@ -1,0 +1,24 @@
+"""Analytic FLOP count of ALBERT-base against a hand expansion."""
+
+from albert.modeling.config import AlbertConfig
+from albert.modeling import flops
+
+
+def test_base_at_128_is_about_68_gflop_per_training_example():
+  config = AlbertConfig()  # base
+  t, h, e, f, v = 128, 768, 128, 3072, 30000
+  per_layer = 4 * t * h * h + 2 * t * t * h + 2 * t * h * f
+  forward = 2 * (
+      t * e * h + 12 * per_layer + h * h + 20 * (h * e + e * v) + 2 * h
+  )
+  assert flops.forward_flops_per_example(config, 128, 20) == forward
+  total = flops.training_flops_per_example(config, 128, 20)
+  assert total == 3 * forward
+  assert 67e9 < total < 69e9  # the issue's "about 68 GFLOP"
+
+
+def test_inner_groups_multiply_the_block_cost():
+  one = flops.forward_flops_per_example(AlbertConfig(), 64, 5)
+  two = flops.forward_flops_per_example(AlbertConfig(inner_group_num=2), 64, 5)
+  block = 2 * (4 * 64 * 768 * 768 + 2 * 64 * 64 * 768 + 2 * 64 * 768 * 3072)
+  assert two - one == 12 * block

@@ -1,0 +1,138 @@
+"""Parameter counts of the released sizes equal docs/reference.md section 2 exactly."""
+
+import json
+import os
+import subprocess
+import sys
+
+import gin
+import pytest
+
+from albert.modeling.config import AlbertConfig
+from albert.modeling.parameter_counts import parameter_counts
+from official.config.gin_files import parse_gin
+from tests.helpers import REPO
+
+
+# size: (backbone, MLM + SOP heads) from docs/reference.md section 2.
+RELEASED = {
+    "base": (11_683_584, 130_226),
+    "large": (17_683_968, 163_506),
+    "xlarge": (58_724_864, 296_626),
+    "xxlarge": (222_595_584, 562_866),
+}
+
+
+def _config(size):
+  gin.clear_config()
+  try:
+    parse_gin([f"gin/{size}.gin"], search_paths=[REPO])
+    return AlbertConfig()
+  finally:
+    gin.clear_config()
+
+
+@pytest.mark.parametrize(
+    "size",
+    [
+        "base",
+        "large",
+        pytest.param("xlarge", marks=pytest.mark.slow),
+        pytest.param("xxlarge", marks=pytest.mark.slow),
+    ],
+)
+def test_released_sizes(size):
+  backbone, heads = RELEASED[size]
+  counts = parameter_counts(_config(size))
+  assert counts["backbone_params"] == backbone
+  assert counts["heads_params"] == heads
+  assert counts["pretrainer_params"] == backbone + heads
+  assert (
+      counts["embedding_params"]
+      + counts["attention_params"]
+      + counts["ffn_params"]
+      + counts["pooler_params"]
+  ) == backbone
+
+
+def test_factorization_saves_what_the_paper_says():
+  """V*E + E*H instead of V*H: base embeddings are ~4.0M, not ~23M."""
+  config = _config("base")
+  counts = parameter_counts(config)
+  v, e, h = config.vocab_size, config.embedding_size, config.hidden_size
+  assert counts["embedding_params"] == (
+      v * e + 512 * e + 2 * e + 2 * e + e * h + h
+  )
+  assert counts["embedding_params"] < v * h / 5
+
+
+def test_cli_json_and_table():
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  run = subprocess.run(
+      [
+          sys.executable,
+          "-m",
+          "albert.cli.model_summary",
+          "--gin_file=gin/large.gin",
+          "--json",
+      ],
+      cwd=REPO,
+      env=env,
+      capture_output=True,
+      text=True,
+      check=True,
+  )
+  data = json.loads(run.stdout)
+  assert data["backbone_params"] == RELEASED["large"][0]
+  assert data["pretrainer_params"] == sum(RELEASED["large"])
+  assert data["config"]["num_layers"] == 24
+  table = subprocess.run(
+      [
+          sys.executable,
+          "-m",
+          "albert.cli.model_summary",
+          "--gin_file=gin/base.gin",
+          "--gin_file=gin/tiny.gin",
+          "--gin_param=AlbertConfig.sharing='none'",
+      ],
+      cwd=REPO,
+      env=env,
+      capture_output=True,
+      text=True,
+      check=True,
+  ).stdout
+  assert "sharing=none" in table and "attention (4 weight set(s))" in table
+
+
+def test_cli_bad_gin_is_one_line_and_nonzero():
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  run = subprocess.run(
+      [
+          sys.executable,
+          "-m",
+          "albert.cli.model_summary",
+          "--gin_file=gin/huge.gin",
+      ],
+      cwd=REPO,
+      env=env,
+      capture_output=True,
+      text=True,
+  )
+  assert run.returncode != 0
+  assert run.stdout == ""
+  assert "model_summary: gin file 'gin/huge.gin' not found" in run.stderr
+  run = subprocess.run(
+      [
+          sys.executable,
+          "-m",
+          "albert.cli.model_summary",
+          "--gin_file=gin/base.gin",
+          "--gin_param=AlbertConfig.num_heads=7",
+      ],
+      cwd=REPO,
+      env=env,
+      capture_output=True,
+      text=True,
+  )
+  assert run.returncode != 0
+  assert "hidden_size=768 must be divisible by num_heads=7" in run.stderr

@@ -1,0 +1,406 @@
+"""create_pretraining_data: sharding, determinism, resume, errors, Beam."""
+
+import collections
+import hashlib
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import sentencepiece as spm
+
+from albert.pretraining_data.data_config import PretrainingDataConfig
+from official.core.errors import InputError
+from albert.pretraining_data.pipeline import create_pretraining_data
+from official.io.tfrecord import read_frames
+from official.io.tfrecord import read_records
+from tests import helpers
+
+REPO = pathlib.Path(helpers.REPO)
+TOOL = REPO / "tools" / "create_pretraining_data.py"
+# 48 KB blocks: 9 blocks of the 400 KB sample corpus.
+SMALL = dict(
+    max_seq_length=64,
+    max_predictions_per_seq=10,
+    dupe_factor=2,
+    block_bytes=48 << 10,
+)
+
+
+def _generate(
+    out_dir,
+    corpus,
+    model,
+    shards=3,
+    workers=1,
+    gzip=False,
+    on_shard_done=None,
+    **overrides,
+):
+  config = PretrainingDataConfig(**{**SMALL, **overrides})
+  return create_pretraining_data(
+      input_file=corpus,
+      output_file=str(out_dir / "train.tfrecord"),
+      spm_model_file=model,
+      config=config,
+      num_output_shards=shards,
+      num_workers=workers,
+      gzip=gzip,
+      on_shard_done=on_shard_done,
+  )
+
+
+def read_records_from_bytes(data):
+  return read_frames(io.BytesIO(data))
+
+
+def _shard_bytes(out_dir):
+  return [p.read_bytes() for p in sorted(out_dir.glob("train-*.tfrecord"))]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, corpus_path, spm_model):
+  """An uninterrupted single-process run."""
+  out = tmp_path_factory.mktemp("reference")
+  manifest = _generate(out, corpus_path, spm_model)
+  return manifest, _shard_bytes(out)
+
+
+def test_bytes_do_not_depend_on_the_number_of_workers(
+    tmp_path, corpus_path, spm_model, reference
+):
+  manifest, shards = reference
+  assert len(shards) == 3 and all(shards)
+  out = tmp_path / "two_workers"
+  two = _generate(out, corpus_path, spm_model, workers=2)
+  assert _shard_bytes(out) == shards
+  drop = ("fingerprint",)
+  assert {k: v for k, v in two.items() if k not in drop} == {
+      k: v for k, v in manifest.items() if k not in drop
+  }
+  # The seed matters, and nothing else is left in the directory.
+  other = tmp_path / "other_seed"
+  _generate(other, corpus_path, spm_model, random_seed=1)
+  assert _shard_bytes(other) != shards
+  assert sorted(p.name for p in out.iterdir()) == ["manifest.json"] + [
+      f"train-{i:05d}-of-00003.tfrecord" for i in range(3)
+  ]
+
+
+def test_manifest_describes_the_shards(
+    tmp_path, corpus_path, spm_model, reference
+):
+  manifest, shards = reference
+  counts = [sum(1 for _ in read_records_from_bytes(s)) for s in shards]
+  assert [s["num_examples"] for s in manifest["shards"]] == counts
+  assert manifest["num_examples"] == sum(counts)
+  assert manifest["flags"]["dupe_factor"] == 2
+  assert manifest["flags"]["sentence_task"] == "sop"
+  assert (
+      manifest["spm_model"]["sha256"]
+      == hashlib.sha256(pathlib.Path(spm_model).read_bytes()).hexdigest()
+  )
+  assert [f["name"] for f in manifest["features"]][0] == "input_ids"
+  assert manifest["inputs"] == [
+      {
+          "path": os.path.abspath(corpus_path),
+          "bytes": os.path.getsize(corpus_path),
+      }
+  ]
+
+
+def test_gzip_holds_the_same_records(
+    tmp_path, corpus_path, spm_model, reference
+):
+  import tensorflow as tf
+
+  manifest = _generate(tmp_path, corpus_path, spm_model, gzip=True)
+  assert manifest["compression"] == "GZIP"
+  files = sorted(str(p) for p in tmp_path.glob("train-*.tfrecord"))
+  for path, plain in zip(files, reference[1]):
+    records = [
+        r.numpy()
+        for r in tf.data.TFRecordDataset(path, compression_type="GZIP")
+    ]
+    assert records == list(read_records_from_bytes(plain))
+  # The package's own input pipeline reads them as they are named.
+  from albert import data
+
+  pattern = str(tmp_path / "train-*.tfrecord")
+  data.check_record_shapes(pattern, 64, 10)
+  dataset = data.pretraining_dataset(
+      pattern,
+      seq_length=64,
+      max_predictions_per_seq=10,
+      batch_size=4,
+      training=False,
+  )
+  batch = next(iter(dataset))
+  assert batch["input_word_ids"].shape == (4, 64)
+
+
+def test_crash_then_rerun_gives_identical_bytes(
+    tmp_path, corpus_path, spm_model, reference
+):
+  def crash(shard):
+    raise RuntimeError(f"simulated crash after shard {shard}")
+
+  with pytest.raises(RuntimeError, match="simulated crash"):
+    _generate(tmp_path, corpus_path, spm_model, workers=2, on_shard_done=crash)
+  # Nothing is in place yet; the work so far is in the staging directory.
+  (staging,) = [p for p in tmp_path.iterdir()]
+  assert staging.name.startswith(".train.partial-")
+  (staging / "block-000004.rec.tmp-999").write_bytes(b"half a record")
+  finished = []
+  _generate(
+      tmp_path, corpus_path, spm_model, workers=2, on_shard_done=finished.append
+  )
+  assert len(finished) == 2  # The shard staged before the crash is kept.
+  assert _shard_bytes(tmp_path) == reference[1]
+  assert not staging.exists()
+  # A third run finds the output up to date.
+  again = []
+  _generate(tmp_path, corpus_path, spm_model, on_shard_done=again.append)
+  assert not again and _shard_bytes(tmp_path) == reference[1]
+
+
+def test_bad_line_late_in_the_corpus_leaves_nothing(
+    tmp_path, corpus_path, spm_model
+):
+  corpus = tmp_path / "bad.txt"
+  good = pathlib.Path(corpus_path).read_bytes()[:200_000]
+  corpus.write_bytes(good + b"\n\nThe end \xc3\x28 here.\n")
+  out = tmp_path / "out"
+  done = []
+  with pytest.raises(InputError, match=r"bad\.txt, line \d+: not valid UTF-8"):
+    _generate(out, str(corpus), spm_model, shards=3, on_shard_done=done.append)
+  assert done  # A shard was finished before the error ...
+  assert not out.exists()  # ... and still nothing is left behind.
+  # Nor any of several directories the run made (outputs and manifest).
+  nested = tmp_path / "a" / "b" / "c"
+  with pytest.raises(InputError, match="not valid UTF-8"):
+    create_pretraining_data(
+        input_file=str(corpus),
+        output_file=str(nested / "train.tfrecord"),
+        spm_model_file=spm_model,
+        config=PretrainingDataConfig(**SMALL),
+        num_output_shards=2,
+        manifest_file=str(tmp_path / "meta" / "x" / "manifest.json"),
+    )
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
+
+
+def test_manifest_in_a_new_directory(tmp_path, corpus_path, spm_model):
+  manifest_file = tmp_path / "meta" / "sub" / "manifest.json"
+  corpus = tmp_path / "small.txt"
+  corpus.write_bytes(pathlib.Path(corpus_path).read_bytes()[:60_000])
+  manifest = create_pretraining_data(
+      input_file=str(corpus),
+      output_file=str(tmp_path / "out" / "t.tfrecord"),
+      spm_model_file=spm_model,
+      config=PretrainingDataConfig(**SMALL),
+      num_output_shards=1,
+      manifest_file=str(manifest_file),
+  )
+  assert (
+      json.loads(manifest_file.read_text())["num_examples"]
+      == manifest["num_examples"]
+      > 0
+  )
+  assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["t.tfrecord"]
+
+
+def _cli(*args, cwd=None):
+  return subprocess.run(
+      [sys.executable, str(TOOL), *args],
+      cwd=cwd,
+      capture_output=True,
+      text=True,
+      timeout=300,
+  )
+
+
+def test_command_line_run(tmp_path, corpus_path, spm_model):
+  out = tmp_path / "cli"
+  result = _cli(
+      f"--input_file={corpus_path}",
+      f"--spm_model_file={spm_model}",
+      f"--output_file={out}/train.tfrecord",
+      "--max_seq_length=64",
+      "--max_predictions_per_seq=10",
+      "--dupe_factor=1",
+      "--num_output_shards=2",
+      "--num_workers=2",
+      "--random_next_sentence=True",
+      "--block_size_mb=0.1",
+  )
+  assert result.returncode == 0, result.stderr
+  assert "examples/s" in result.stderr and "ETA" in result.stderr
+  manifest = json.loads((out / "manifest.json").read_text())
+  assert manifest["flags"]["sentence_task"] == "nsp"
+  assert manifest["num_examples"] == sum(
+      sum(1 for _ in read_records(str(p)))
+      for p in out.glob("train-*-of-00002.tfrecord")
+  )
+
+
+def _error_cases(tmp, corpus, model):
+  empty = tmp / "empty.txt"
+  empty.write_text("")
+  blank = tmp / "blank.txt"
+  blank.write_text("  \n\n\t\n" * 50)
+  latin = tmp / "latin1.txt"
+  latin.write_bytes(b"First line.\nSecond line.\n\nCaf\xe9 au lait.\n")
+  garbage = tmp / "garbage.model"
+  garbage.write_bytes(b"\x00not a sentencepiece model")
+  no_cls = tmp / "no_cls"
+  spm.SentencePieceTrainer.train(
+      input=corpus,
+      model_prefix=str(no_cls),
+      vocab_size=300,
+      minloglevel=2,
+      num_threads=1,
+  )
+  good = [f"--input_file={corpus}", f"--spm_model_file={model}"]
+  return {
+      "missing_input": (
+          ["--input_file=/nonexistent/*.txt", f"--spm_model_file={model}"],
+          "input /nonexistent/*.txt matches no file",
+      ),
+      "empty_input": (
+          [f"--input_file={empty}", f"--spm_model_file={model}"],
+          "is empty",
+      ),
+      "blank_input": (
+          [f"--input_file={blank}", f"--spm_model_file={model}"],
+          "no examples",
+      ),
+      "not_utf8": (
+          [f"--input_file={latin}", f"--spm_model_file={model}"],
+          f"{latin}, line 4: not valid UTF-8",
+      ),
+      "missing_model": (
+          [f"--input_file={corpus}", f"--spm_model_file={tmp}/none.model"],
+          "cannot read SentencePiece model",
+      ),
+      "invalid_model": (
+          [f"--input_file={corpus}", f"--spm_model_file={garbage}"],
+          "is not a valid SentencePiece model",
+      ),
+      "model_without_cls": (
+          [f"--input_file={corpus}", f"--spm_model_file={no_cls}.model"],
+          "has no [CLS] piece",
+      ),
+      "short_sequence": (
+          good + ["--max_seq_length=4"],
+          "max_seq_length=4 is too small",
+      ),
+      "masked_lm_prob": (
+          good + ["--masked_lm_prob=1.5"],
+          "masked_lm_prob=1.5 must be a probability",
+      ),
+      "short_seq_prob": (
+          good + ["--short_seq_prob=-0.1"],
+          "short_seq_prob=-0.1 must be a probability",
+      ),
+      "task_conflict": (
+          good + ["--random_next_sentence=True", "--sentence_task=sop"],
+          "asks for NSP",
+      ),
+  }
+
+
+def test_bad_input_gives_one_line_and_no_output(
+    tmp_path, corpus_path, spm_model
+):
+  cases = _error_cases(tmp_path, corpus_path, spm_model)
+  for name, (args, message) in cases.items():
+    out = tmp_path / f"out_{name}"
+    result = _cli(
+        *args,
+        f"--output_file={out}/train.tfrecord",
+        "--dupe_factor=1",
+        "--num_workers=1",
+    )
+    errors = [
+        l
+        for l in result.stderr.splitlines()
+        if l.startswith("create_pretraining_data: error:")
+    ]
+    assert result.returncode != 0, name
+    assert len(errors) == 1 and message in errors[0], (name, result.stderr)
+    assert "Traceback" not in result.stderr, name
+    assert not out.exists(), name
+
+
+@pytest.mark.slow
+def test_memory_does_not_grow_with_the_corpus(tmp_path, corpus_path, spm_model):
+  big = tmp_path / "big.txt"
+  text = pathlib.Path(corpus_path).read_bytes()
+  big.write_bytes(text * 10)
+  script = (
+      "import resource, sys\n"
+      f"sys.path.insert(0, {str(REPO)!r})\n"
+      "from albert.pretraining_data.data_config import PretrainingDataConfig\n"
+      "from albert.pretraining_data.pipeline import create_pretraining_data\n"
+      "if __name__ == '__main__':\n"
+      "  create_pretraining_data(input_file=sys.argv[1],\n"
+      "      output_file=sys.argv[2], spm_model_file=sys.argv[3],\n"
+      "      config=PretrainingDataConfig(dupe_factor=1,\n"
+      "                                   block_bytes=256 << 10),\n"
+      "      num_workers=1)\n"
+      "  print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+  )
+  peaks = []
+  for corpus in (corpus_path, str(big)):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            corpus,
+            str(tmp_path / f"out{len(peaks)}" / "t.tfrecord"),
+            spm_model,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    peaks.append(int(result.stdout.split()[-1]) / 1024)  # MB
+  assert peaks[1] - peaks[0] < 15, peaks
+
+
+@pytest.mark.slow
+def test_beam_pipeline_writes_the_same_examples(
+    tmp_path, corpus_path, spm_model, reference
+):
+  pytest.importorskip(
+      "apache_beam", reason="apache-beam is an optional dependency"
+  )
+  from albert.pretraining_data import beam_pipeline
+
+  out = tmp_path / "beam"
+  beam_pipeline.run(
+      input_file=corpus_path,
+      output_file=str(out / "train.tfrecord"),
+      spm_model_file=spm_model,
+      config=PretrainingDataConfig(**SMALL),
+      num_output_shards=2,
+      runner="DirectRunner",
+  )
+  beam_records = collections.Counter(
+      r
+      for p in out.glob("train-*-of-00002.tfrecord")
+      for r in read_records(str(p))
+  )
+  local_records = collections.Counter(
+      r for shard in reference[1] for r in read_records_from_bytes(shard)
+  )
+  assert sum(beam_records.values()) == reference[0]["num_examples"]
+  assert beam_records == local_records
+  manifest = json.loads((out / "manifest.json").read_text())
+  assert manifest["num_examples"] == reference[0]["num_examples"]

@@ -1,0 +1,148 @@
+"""tools/make_sample_corpus.py and tools/train_sentencepiece.py."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import sentencepiece as spm
+
+from albert.pretraining_data import sample_corpus
+from official.core.errors import InputError
+from albert.pretraining_data.sentencepiece_trainer import sample_sentences
+from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece
+from tests import helpers
+
+REPO = pathlib.Path(helpers.REPO)
+
+
+def test_sample_corpus_is_real_text_in_the_bert_format(corpus_path):
+  text = pathlib.Path(corpus_path).read_text(encoding="utf-8")
+  assert 300_000 < len(text.encode()) <= 400_000
+  documents = text.split("\n\n")
+  assert documents[-1] == ""  # Ends with a blank line after the last one.
+  documents = documents[:-1]
+  assert len(documents) > 300
+  for document in documents:
+    lines = document.split("\n")
+    assert all(
+        line.strip() == line and len(line.split()) >= 3 for line in lines
+    )
+  words = text.split()
+  assert words.count("the") > 0.03 * len(words)  # English prose.
+  assert sum(len(d.split("\n")) > 1 for d in documents) > 0.5 * len(documents)
+
+
+def test_sample_corpus_is_deterministic(tmp_path, corpus_path):
+  again = tmp_path / "again.txt"
+  result = subprocess.run(
+      [
+          sys.executable,
+          str(REPO / "tools" / "make_sample_corpus.py"),
+          f"--output={again}",
+          "--max_mb=0.4",
+      ],
+      capture_output=True,
+      text=True,
+      timeout=120,
+  )
+  assert result.returncode == 0, result.stderr
+  assert again.read_bytes() == pathlib.Path(corpus_path).read_bytes()
+  assert not list(tmp_path.glob("*.tmp-*"))
+
+
+def test_sentences_are_split_from_docstring_prose():
+  doc = """Summary line of a function.
+
+  More text here. It has two sentences! And a third? Yes it does.
+
+  Args:
+    x: an argument.
+
+  >>> example()
+  42
+  """
+  assert sample_corpus.split_sentences(doc) == [
+      "Summary line of a function.",
+      "More text here.",
+      "It has two sentences!",
+      "And a third?",
+      "Yes it does.",
+  ]
+
+
+def test_vocabulary_has_albert_special_ids(spm_model):
+  processor = spm.SentencePieceProcessor(model_file=spm_model)
+  assert [processor.id_to_piece(i) for i in range(5)] == [
+      "<pad>",
+      "<unk>",
+      "[CLS]",
+      "[SEP]",
+      "[MASK]",
+  ]
+  assert processor.pad_id() == 0 and processor.unk_id() == 1
+  assert processor.bos_id() == -1 and processor.eos_id() == -1
+  assert all(processor.is_control(i) for i in (0, 2, 3, 4))
+  assert processor.get_piece_size() == 2000
+  vocab = (
+      pathlib.Path(spm_model[: -len(".model")] + ".vocab")
+      .read_text(encoding="utf-8")
+      .splitlines()
+  )
+  assert len(vocab) == 2000
+  assert [line.split("\t")[0] for line in vocab[:5]] == [
+      "<pad>",
+      "<unk>",
+      "[CLS]",
+      "[SEP]",
+      "[MASK]",
+  ]
+  # Lower-cased training text: no upper-case pieces.
+  assert not any(
+      any(c.isupper() for c in processor.id_to_piece(i)) for i in range(5, 2000)
+  )
+
+
+def test_training_sample_is_bounded_and_seeded(corpus_path):
+  first = sample_sentences(corpus_path, 300, seed=1, lower=True)
+  assert len(first) == 300
+  assert sample_sentences(corpus_path, 300, seed=1, lower=True) == first
+  assert sample_sentences(corpus_path, 300, seed=2, lower=True) != first
+  lines = {
+      l for l in pathlib.Path(corpus_path).read_text().lower().split("\n") if l
+  }
+  assert set(first) <= lines
+
+
+def test_training_errors_write_nothing(tmp_path, corpus_path):
+  prefix = tmp_path / "spm"
+  with pytest.raises(InputError, match="matches no file"):
+    train_sentencepiece(
+        input_file=str(tmp_path / "none*.txt"), model_prefix=str(prefix)
+    )
+  with pytest.raises(InputError, match="Vocabulary size too high"):
+    train_sentencepiece(
+        input_file=corpus_path,
+        model_prefix=str(prefix),
+        vocab_size=500_000,
+        num_threads=1,
+    )
+  bad = tmp_path / "bad.txt"
+  bad.write_bytes(b"fine\n\xff\n")
+  result = subprocess.run(
+      [
+          sys.executable,
+          str(REPO / "tools" / "train_sentencepiece.py"),
+          f"--input={bad}",
+          f"--model_prefix={prefix}",
+      ],
+      capture_output=True,
+      text=True,
+      timeout=120,
+  )
+  assert result.returncode != 0
+  assert result.stderr.strip().splitlines()[-1] == (
+      f"train_sentencepiece: error: {bad}, line 2: not valid UTF-8 (invalid "
+      "start byte); convert the file to UTF-8"
+  )
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]

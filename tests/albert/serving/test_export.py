@@ -1,0 +1,490 @@
+"""SavedModel export: signatures, fresh-process loading, tokenizer parity."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert.modeling.encoder import AlbertEncoder
+from albert.serving.preprocessor import AlbertPreprocessor
+from albert.modeling.pretrainer import AlbertPretrainer
+from tests.helpers import REPO, ENV
+from tests import helpers
+
+SEQ = 24
+TEXTS = [
+    "The function returns a list.",
+    "Café déjà vu — naïve Ångström!",
+    "ΟΔΟΣ ΣΑΣ and İstanbul",
+    "数字 123 and ١٢٣, 1,000 items, x4,",
+    "  tabs\tand\nnewlines\u3000here ",
+    "",
+    "ﬁnance ½ a¨b",
+    "Thai: กั้น; Hindi: हिन्दी; Korean: 한국어",
+]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, spm_model):
+  root = tmp_path_factory.mktemp("export_model")
+  config = helpers.tiny_config(
+      vocab_size=2000,
+      embedding_size=16,
+      hidden_size=32,
+      num_heads=4,
+      intermediate_size=64,
+      max_position_embeddings=64,
+  )
+  tf.random.set_seed(3)
+  pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
+  pretrainer(pretrainer.dummy_inputs())
+  tf.train.Checkpoint(model=pretrainer).write(str(root / "ckpt-1"))
+  (root / "model_config.json").write_text(json.dumps(config.to_dict()))
+  return root, pretrainer
+
+
+def _export(model_dir, spm_model, out, *flags):
+  """`python -m albert.run_export` of the fixture's ckpt-1 into out."""
+  run = subprocess.run(
+      [
+          sys.executable,
+          "-m",
+          "albert.run_export",
+          f"--model_dir={model_dir}",
+          f"--checkpoint={model_dir}/ckpt-1",
+          f"--spm_model_file={spm_model}",
+          f"--export_dir={out}",
+          f"--seq_length={SEQ}",
+          *flags,
+      ],
+      cwd=REPO,
+      env=ENV,
+      capture_output=True,
+      text=True,
+      timeout=600,
+  )
+  assert run.returncode == 0, run.stderr[-3000:]
+  return out
+
+
+@pytest.fixture(scope="module")
+def export_dir(model_dir, spm_model, tmp_path_factory):
+  return _export(
+      model_dir[0],
+      spm_model,
+      tmp_path_factory.mktemp("exports") / "albert",
+      "--top_k=3",
+  )
+
+
+def test_layout_and_no_leftovers(export_dir):
+  assert sorted(os.listdir(export_dir)) == [
+      "encoder",
+      "preprocessing",
+      "serving",
+  ]
+  assert os.path.exists(export_dir / "serving" / "assets" / "spm.model")
+  assert os.path.exists(export_dir / "preprocessing" / "assets" / "spm.model")
+  assert not [p for p in os.listdir(export_dir.parent) if ".tmp" in p]
+
+
+FRESH = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # registers the SentencePiece ops
+root, texts, seq = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+out = {}
+enc = tf.saved_model.load(root + "/encoder")
+pre = tf.saved_model.load(root + "/preprocessing")
+srv = tf.saved_model.load(root + "/serving")
+out["signatures"] = {k: sorted(m.signatures) for k, m in
+                     (("encoder", enc), ("preprocessing", pre), ("serving", srv))}
+inputs = pre.signatures["serving_default"](text=tf.constant(texts))
+out["inputs"] = {k: v.numpy().tolist() for k, v in inputs.items()}
+pair = pre.signatures["pair"](first=tf.constant(["a b c"]), second=tf.constant(["d"]))
+out["pair"] = {k: v.numpy().tolist() for k, v in pair.items()}
+encoded = enc.signatures["serving_default"](**inputs)
+out["encoder"] = {k: v.numpy().tolist() for k, v in encoded.items()}
+mlm = enc.signatures["mlm"](masked_lm_positions=tf.constant([[1, 2]] * len(texts)), **inputs)
+out["mlm_logits"] = mlm["mlm_logits"].numpy().tolist()
+original = {"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
+            "segment_ids": inputs["input_type_ids"]}
+out["tokens"] = {k: v.numpy().tolist() for k, v in enc.signatures["tokens"](**original).items()}
+out["sop"] = {k: v.numpy().tolist() for k, v in enc.signatures["sop"](**original).items()}
+info = enc.signatures["tokenization_info"]()
+out["vocab_file"] = info["vocab_file"].numpy().decode()
+out["do_lower_case"] = bool(info["do_lower_case"].numpy())
+served = srv.signatures["serving_default"](text=tf.constant(texts))
+out["served_pooled"] = served["pooled_output"].numpy().tolist()
+long = srv.signatures["serving_default"](text=tf.constant(["word " * 500]))
+out["long_mask_sum"] = int(long["input_mask"].numpy().sum())
+fill = srv.signatures["fill_mask"](text=tf.constant(["the [MASK] of the [MASK].", "none"]))
+out["fill"] = {k: (v.numpy().astype(str).tolist() if v.dtype == tf.string
+                   else v.numpy().tolist()) for k, v in fill.items()}
+order = srv.signatures["sentence_order"](first=tf.constant(["a", ""]), second=tf.constant(["b", ""]))
+out["order"] = {k: v.numpy().tolist() for k, v in order.items()}
+def error_of(call):
+  try:
+    call()
+    return None
+  except tf.errors.InvalidArgumentError as e:
+    return e.message
+out["pair_batch_error"] = error_of(lambda: pre.signatures["pair"](
+    first=tf.constant(["a", "b"]), second=tf.constant(["c"])))
+out["order_batch_error"] = error_of(lambda: srv.signatures["sentence_order"](
+    first=tf.constant(["a"]), second=tf.constant(["c", "d", "e"])))
+too_long = tf.ones([1, 65], tf.int32)
+out["too_long_error"] = error_of(lambda: enc.signatures["serving_default"](
+    input_word_ids=too_long, input_mask=too_long, input_type_ids=0 * too_long))
+try:
+  srv.signatures["serving_default"](text=tf.constant([1, 2]))
+  out["rejects_ints"] = False
+except (tf.errors.InvalidArgumentError, TypeError, ValueError):
+  out["rejects_ints"] = True
+out["albert_imported"] = any(m == "albert" or m.startswith(("albert.", "official"))
+                             for m in sys.modules)
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def fresh(export_dir):
+  run = subprocess.run(
+      [
+          sys.executable,
+          "-c",
+          FRESH,
+          str(export_dir),
+          json.dumps(TEXTS),
+          str(SEQ),
+      ],
+      cwd="/",
+      env=dict(ENV, PYTHONPATH=""),
+      capture_output=True,
+      text=True,
+      timeout=600,
+  )
+  assert run.returncode == 0, run.stderr[-3000:]
+  return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _python_pack(tokenizer, texts, seq):
+  """[CLS] tokens [SEP], truncated and padded: the Python reference."""
+  ids = []
+  for text in texts:
+    row = (
+        [tokenizer.cls_id]
+        + tokenizer.tokenize(text)[: seq - 2]
+        + [tokenizer.sep_id]
+    )
+    ids.append(row + [0] * (seq - len(row)))
+  return np.array(ids)
+
+
+def test_fresh_process_signatures_and_no_package_import(fresh):
+  assert fresh["signatures"] == {
+      "encoder": [
+          "mlm",
+          "serving_default",
+          "sop",
+          "tokenization_info",
+          "tokens",
+      ],
+      "preprocessing": ["pair", "serving_default"],
+      "serving": ["fill_mask", "sentence_order", "serving_default"],
+  }
+  assert fresh["albert_imported"] is False
+  assert fresh["rejects_ints"] is True
+
+
+def test_unequal_batches_and_over_long_ids_are_rejected_with_a_message(fresh):
+  # Two text inputs of different batch sizes used to abort the process in
+  # TF-Text (or silently drop examples); ids longer than the position table
+  # used to fail on an unexplained broadcast.
+  assert (
+      "first and second must hold the same number of examples"
+      in fresh["pair_batch_error"]
+  )
+  assert (
+      "first and second must hold the same number of examples"
+      in fresh["order_batch_error"]
+  )
+  assert (
+      "sequence length exceeds max_position_embeddings=64"
+      in fresh["too_long_error"]
+  )
+
+
+def test_preprocessing_equals_the_python_tokenizer(fresh, tokenizer):
+  expected = _python_pack(tokenizer, TEXTS, SEQ)
+  np.testing.assert_array_equal(fresh["inputs"]["input_word_ids"], expected)
+  np.testing.assert_array_equal(fresh["inputs"]["input_mask"], expected != 0)
+  # Empty text still packs as [CLS] [SEP].
+  assert fresh["inputs"]["input_word_ids"][TEXTS.index("")][:3] == [2, 3, 0]
+  # A pair: [CLS] a b c [SEP] d [SEP] with segment ids 0... then 1...
+  types = fresh["pair"]["input_type_ids"][0]
+  words = fresh["pair"]["input_word_ids"][0]
+  first_sep = words.index(3)
+  assert types[: first_sep + 1] == [0] * (first_sep + 1)
+  assert types[first_sep + 1] == 1 and words[words.index(3, first_sep + 1)] == 3
+  assert fresh["long_mask_sum"] == SEQ  # truncated to seq_length
+
+
+def test_encoder_outputs_equal_the_keras_model(fresh, model_dir):
+  _, pretrainer = model_dir
+  inputs = {k: tf.constant(v) for k, v in fresh["inputs"].items()}
+  want = pretrainer.encoder(inputs)
+  np.testing.assert_allclose(
+      fresh["encoder"]["pooled_output"],
+      want["pooled_output"].numpy(),
+      atol=1e-5,
+  )
+  np.testing.assert_allclose(
+      fresh["encoder"]["default"], want["pooled_output"].numpy(), atol=1e-5
+  )
+  np.testing.assert_allclose(
+      fresh["encoder"]["sequence_output"],
+      want["sequence_output"].numpy(),
+      atol=1e-5,
+  )
+  assert np.array(fresh["encoder"]["encoder_outputs"]).shape == (
+      2,
+      len(TEXTS),
+      SEQ,
+      32,
+  )
+  np.testing.assert_allclose(
+      fresh["served_pooled"], want["pooled_output"].numpy(), atol=1e-5
+  )
+  inputs["masked_lm_positions"] = tf.constant([[1, 2]] * len(TEXTS))
+  np.testing.assert_allclose(
+      fresh["mlm_logits"], pretrainer(inputs)["mlm_logits"].numpy(), atol=1e-4
+  )
+
+
+def test_original_hub_signatures(fresh, model_dir, export_dir, spm_model):
+  _, pretrainer = model_dir
+  inputs = {k: tf.constant(v) for k, v in fresh["inputs"].items()}
+  assert sorted(fresh["tokens"]) == ["pooled_output", "sequence_output"]
+  for name in ("pooled_output", "sequence_output"):
+    np.testing.assert_allclose(
+        fresh["tokens"][name], fresh["encoder"][name], atol=1e-6
+    )
+    np.testing.assert_allclose(
+        fresh["sop"][name], fresh["encoder"][name], atol=1e-6
+    )
+  inputs["masked_lm_positions"] = tf.constant([[1]] * len(TEXTS))
+  logits = (
+      pretrainer(inputs)["sentence_order_logits"].numpy().astype(np.float64)
+  )
+  log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+  np.testing.assert_allclose(
+      fresh["sop"]["sop_log_probs"], log_probs, atol=1e-5
+  )
+  # tokenization_info points at the SentencePiece model inside the SavedModel.
+  assert fresh["vocab_file"] == str(
+      export_dir / "encoder" / "assets" / "spm.model"
+  )
+  with open(fresh["vocab_file"], "rb") as got, open(spm_model, "rb") as want:
+    assert got.read() == want.read()
+  assert fresh["do_lower_case"] is True
+
+
+def test_fill_mask_and_sentence_order(fresh, model_dir, spm_model):
+  _, pretrainer = model_dir
+  fill = fresh["fill"]
+  assert np.array(fill["top_k_ids"]).shape == (2, 2, 3)
+  assert (
+      fill["mask_positions"][1] == [-1, -1]
+      and fill["top_k_ids"][1][0] == [-1] * 3
+  )
+  # The reference: the Keras model at the same positions.
+  pre = AlbertPreprocessor(spm_model, SEQ)
+  inputs = pre.pack(
+      [pre.tokenize_with_masks(tf.constant(["the [MASK] of the [MASK]."]))]
+  )
+  positions = np.where(inputs["input_word_ids"].numpy()[0] == pre.mask_id)[0]
+  assert fill["mask_positions"][0] == positions.tolist()
+  inputs["masked_lm_positions"] = tf.constant([positions])
+  probs = tf.nn.softmax(pretrainer(inputs)["mlm_logits"]).numpy()[0]
+  for m in range(2):
+    top = np.argsort(-probs[m])[:3]
+    assert fill["top_k_ids"][0][m] == top.tolist()
+    np.testing.assert_allclose(
+        fill["top_k_scores"][0][m], probs[m][top], atol=1e-5
+    )
+  assert all(isinstance(t, str) and t for t in fill["top_k_tokens"][0][0])
+  for p in fresh["order"]["in_order_probability"]:
+    assert 0.0 < p < 1.0
+  logits = np.array(fresh["order"]["sentence_order_logits"])
+  np.testing.assert_allclose(
+      fresh["order"]["in_order_probability"],
+      np.exp(logits[:, 0]) / np.exp(logits).sum(1),
+      atol=1e-6,
+  )
+
+
+def test_saved_model_cli_lists_the_signatures(export_dir):
+  cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+  run = subprocess.run(
+      [cli, "show", "--all", "--dir", str(export_dir / "serving")],
+      env=ENV,
+      capture_output=True,
+      text=True,
+      timeout=300,
+  )
+  assert run.returncode == 0, run.stderr[-2000:]
+  for name in ("serving_default", "fill_mask", "sentence_order"):
+    assert f"signature_def['{name}']" in run.stdout
+
+
+def test_normalisation_and_tokens_equal_python_on_varied_text(
+    spm_model, tokenizer
+):
+  from albert.text.tokenization import preprocess_text
+
+  pre = AlbertPreprocessor(spm_model, SEQ)
+  texts = TEXTS + [
+      "ÀÉÎÕÜ ÇÑ",
+      "x\u00a0y\u2009z\u200az",
+      "1,2,3, 10,000,000",
+      "ΣΊΣΥΦΟΣ σοφός",
+      "Ǆemal ǅ",
+      "straße STRASSE",
+      "e\u0301",
+      "under_score-dash",
+      "emoji 😀 ok",
+  ]
+  normalized = pre.normalize(tf.constant(texts)).numpy()
+  tokens = pre.tokenize(tf.constant(texts)).to_list()
+  for text, norm, toks in zip(texts, normalized, tokens):
+    assert norm.decode() == preprocess_text(text, lower=True), repr(text)
+    assert toks == tokenizer.tokenize(text), repr(text)
+
+
+def test_bad_export_arguments_are_one_line(
+    model_dir, spm_model, tmp_path, export_dir
+):
+  def run(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "albert.run_export", *args],
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+  result = run(
+      f"--model_dir={model_dir[0]}",
+      f"--spm_model_file={spm_model}",
+      f"--export_dir={export_dir}",
+  )
+  assert result.returncode != 0
+  assert "exists: choose a new one" in result.stderr.strip().splitlines()[-1]
+  result = run(
+      f"--model_dir={tmp_path}",
+      f"--spm_model_file={spm_model}",
+      f"--export_dir={tmp_path}/out",
+  )
+  assert result.returncode != 0
+  assert "model_config.json not found" in result.stderr.strip().splitlines()[-1]
+  assert not os.path.exists(tmp_path / "out")
+
+
+_PRECISIONS = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # registers the SentencePiece ops
+texts = json.loads(sys.argv[3])
+out = {}
+for name, root in (("float32", sys.argv[1]), ("bfloat16", sys.argv[2])):
+  srv = tf.saved_model.load(root + "/serving")
+  pooled = srv.signatures["serving_default"](text=tf.constant(texts))["pooled_output"]
+  out[name] = {"dtype": pooled.dtype.name, "pooled": pooled.numpy().tolist()}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_bfloat16_export_serves_float32_outputs_close_to_float32(
+    model_dir, spm_model, export_dir, tmp_path
+):
+  out = _export(
+      model_dir[0], spm_model, tmp_path / "bf16", "--precision=bfloat16"
+  )
+  texts = [t for t in TEXTS if t.strip()]
+  run = subprocess.run(
+      [
+          sys.executable,
+          "-c",
+          _PRECISIONS,
+          str(export_dir),
+          str(out),
+          json.dumps(texts),
+      ],
+      env=ENV,
+      capture_output=True,
+      text=True,
+      timeout=600,
+  )
+  assert run.returncode == 0, run.stderr[-3000:]
+  got = json.loads(run.stdout.strip().splitlines()[-1])
+  full, half = (np.array(got[k]["pooled"]) for k in ("float32", "bfloat16"))
+  assert got["bfloat16"]["dtype"] == "float32"  # the signature is unchanged
+  cosine = np.sum(full * half, 1) / (
+      np.linalg.norm(full, axis=1) * np.linalg.norm(half, axis=1)
+  )
+  assert np.all(cosine > 0.99), cosine
+  assert not np.array_equal(full, half)  # it did compute in bfloat16
+
+
+@pytest.mark.slow
+def test_compare_serving_precision_reports_against_the_bars(
+    model_dir, spm_model, tmp_path
+):
+  text = tmp_path / "held_out.txt"
+  text.write_text(
+      "\n".join(
+          [
+              "short line",
+              "The function returns a new list of the items it was given.",
+              "It opens the file, reads every line and closes it again.",
+              "Each call to the iterator yields the next value of the sequence.",
+          ]
+      )
+  )
+  run = subprocess.run(
+      [
+          sys.executable,
+          "tools/compare_serving_precision.py",
+          f"--model_dir={model_dir[0]}",
+          f"--checkpoint={model_dir[0]}/ckpt-1",
+          f"--spm_model_file={spm_model}",
+          f"--text_file={text}",
+          f"--seq_length={SEQ}",
+          "--json",
+      ],
+      cwd=REPO,
+      env=ENV,
+      capture_output=True,
+      text=True,
+      timeout=600,
+  )
+  report = json.loads(run.stdout.strip().splitlines()[-1])
+  assert report["sentences"] == 3  # the 2-word line is skipped
+  assert 0 <= report["top1_agreement"] <= 1
+  assert 0.99 < report["min_cosine"] <= report["mean_cosine"] <= 1 + 1e-9
+  passed = report["top1_agreement"] >= 0.98 and report["min_cosine"] >= 0.999
+  assert report["passed"] == passed
+  assert run.returncode == (0 if passed else 1), run.stderr[-2000:]
+  if not passed:
+    assert run.stderr.strip().splitlines()[-1] == (
+        "compare_serving_precision: bfloat16 serving misses the bar"
+    )

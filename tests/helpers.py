@@ -1,0 +1,57 @@
+"""What many tests share: the repository path, tiny model configs, and
+command-line runs in a fresh process."""
+
+import os
+import subprocess
+import sys
+from typing import Sequence
+
+from albert.modeling.config import AlbertConfig
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Fresh processes: quiet TensorFlow, and the checkout first on the path (the
+# package is installed editable, so this only matters for a bare checkout).
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
+
+# The smallest model most tests need; each test overrides what it is about
+# (vocab_size to fit its SentencePiece model or records, sizes, sharing).
+_TINY = dict(
+    vocab_size=64,
+    embedding_size=8,
+    hidden_size=16,
+    num_layers=2,
+    num_heads=2,
+    intermediate_size=32,
+    max_position_embeddings=32,
+)
+
+
+def tiny_config(**overrides) -> AlbertConfig:
+  """A tiny `AlbertConfig`: 2 layers, H=16, E=8, V=64, 32 positions."""
+  return AlbertConfig(**{**_TINY, **overrides})
+
+
+def tool(name: str) -> str:
+  """The path of tools/NAME.py."""
+  return os.path.join(REPO, "tools", f"{name}.py")
+
+
+def run(
+    args: Sequence[str], *, timeout: float = 600, env=None, cwd=None, **kwargs
+) -> subprocess.CompletedProcess:
+  """Runs a command from the repository root; text output captured.
+
+  `args` starting with a tools/ path or `-m` get `sys.executable` in front.
+  """
+  args = [str(a) for a in args]
+  if args[0] == "-m" or args[0].endswith(".py"):
+    args = [sys.executable] + args
+  return subprocess.run(
+      args,
+      cwd=cwd or REPO,
+      env=env or ENV,
+      capture_output=True,
+      text=True,
+      timeout=timeout,
+      **kwargs,
+  )

@@ -1,0 +1,201 @@
+"""The generic `Trainer` on a toy task: least squares on a fixed data set.
+
+No ALBERT here: the trainer's own contract (global loss normalisation,
+clipping, the optimizer step, replicas and accumulation, resume, the model
+directory's config check, evaluation) against numpy.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+from official.core import model_config_file
+from official.core.task import Task
+from official.core.trainer import Trainer
+from official.core.trainer_config import TrainerConfig
+from official.distribute.strategy import make_strategy
+from official.optimization.optimizer_config import OptimizerConfig
+
+NUM_FEATURES = 3
+NUM_EXAMPLES = 64
+_rng = np.random.default_rng(0)
+FEATURES = _rng.standard_normal((NUM_EXAMPLES, NUM_FEATURES)).astype(np.float32)
+TRUE_WEIGHTS = np.array([[1.5], [-2.0], [0.5]], np.float32)
+TARGETS = FEATURES @ TRUE_WEIGHTS  # [N, 1], noise-free
+
+
+class LinearModel(tf_keras.Model):
+  """One weight vector, no bias, zeros at the start: batch["x"] -> [B, 1]."""
+
+  def __init__(self):
+    super().__init__()
+    self.linear = tf_keras.layers.Dense(
+        1, use_bias=False, kernel_initializer="zeros", name="linear"
+    )
+
+  def call(self, batch, training=False):
+    del training
+    return self.linear(batch["x"])
+
+
+class LeastSquaresTask(Task):
+  """y = x w; loss = sum((x w - y)^2) / examples in the global batch."""
+
+  def __init__(self, global_batch_size=8, width=NUM_FEATURES):
+    self.global_batch_size = global_batch_size
+    self.width = width
+
+  def build_model(self):
+    model = LinearModel()
+    model({"x": tf.zeros([1, NUM_FEATURES])})
+    return model
+
+  def build_inputs(
+      self, input_context, *, training, batch_size, skip_examples=0
+  ):
+    data = tf.data.Dataset.from_tensor_slices({"x": FEATURES, "y": TARGETS})
+    if input_context is not None:
+      data = data.shard(
+          input_context.num_input_pipelines, input_context.input_pipeline_id
+      )
+    if training:
+      data = data.repeat().skip(skip_examples)
+    return data.batch(batch_size, drop_remainder=True)
+
+  def loss_totals(self, batch):
+    return {"examples": tf.cast(tf.shape(batch["y"])[0], tf.float32)}
+
+  def compute_loss(self, outputs, batch, totals):
+    return {
+        "loss": tf.reduce_sum((outputs - batch["y"]) ** 2) / totals["examples"]
+    }
+
+  def build_metrics(self):
+    return [tf_keras.metrics.MeanSquaredError(name="mse")]
+
+  def update_metrics(self, metrics, outputs, batch):
+    metrics[0].update_state(batch["y"], outputs)
+
+  def has_eval_inputs(self):
+    return True
+
+  def model_config_dict(self):
+    return {"width": self.width}
+
+
+def _trainer(
+    model_dir,
+    *,
+    task=None,
+    strategy="default",
+    steps=4,
+    accumulation=1,
+    lr=0.1,
+    clip_norm=1.0,
+    steps_per_loop=2,
+    checkpoint_interval=2,
+):
+  task = task or LeastSquaresTask()
+  return Trainer(
+      task=task,
+      strategy=make_strategy(strategy),
+      optimizer_config=OptimizerConfig(
+          name="adamw",
+          learning_rate=lr,
+          warmup_steps=0,
+          decay_steps=100000,
+          weight_decay_rate=0.0,
+      ),
+      config=TrainerConfig(
+          train_steps=steps,
+          steps_per_loop=steps_per_loop,
+          checkpoint_interval=checkpoint_interval,
+          eval_steps=4,
+          gradient_accumulation_steps=accumulation,
+          clip_norm=clip_norm,
+          deterministic=True,
+          seed=1,
+      ),
+      model_dir=str(model_dir),
+  )
+
+
+def _weights(trainer):
+  return trainer.model.linear.kernel.numpy()
+
+
+def test_one_step_is_clipped_adam_on_the_global_mean_loss(tmp_path):
+  trainer = _trainer(tmp_path, steps=1, steps_per_loop=1)
+  trainer.train()
+  # numpy: the first batch, gradient of the mean squared error at w = 0,
+  # clipped to global norm 1, then one Adam step without bias correction.
+  x, y = FEATURES[:8], TARGETS[:8]
+  grad = 2.0 / 8 * x.T @ (x @ np.zeros((3, 1)) - y)
+  grad = grad / max(1.0, np.linalg.norm(grad))
+  m, v = 0.1 * grad, 0.001 * grad**2
+  want = -0.1 * m / (np.sqrt(v) + 1e-6)
+  np.testing.assert_allclose(_weights(trainer), want, rtol=1e-5)
+
+
+def test_training_fits_the_least_squares_solution(tmp_path):
+  trainer = _trainer(
+      tmp_path, steps=300, steps_per_loop=100, lr=0.05, checkpoint_interval=100
+  )
+  results = trainer.train()
+  np.testing.assert_allclose(_weights(trainer), TRUE_WEIGHTS, atol=0.05)
+  assert results["mse"] < 1e-2
+  # One train log per loop, and the loss went down.
+  losses = [values["loss"] for _, values in trainer.train_history]
+  assert len(losses) == 3 and losses[-1] < losses[0] / 10
+
+
+def test_replicas_and_accumulation_make_the_same_update(tmp_path):
+  single = _trainer(tmp_path / "one", steps=3)
+  single.train()
+  split = _trainer(
+      tmp_path / "two", strategy="mirrored", accumulation=2, steps=3
+  )
+  assert split.strategy.num_replicas_in_sync == 2
+  assert split.micro_batch_size == 2
+  split.train()
+  np.testing.assert_allclose(_weights(split), _weights(single), rtol=1e-5)
+
+
+def test_resume_continues_bit_exactly(tmp_path):
+  straight = _trainer(tmp_path / "straight", steps=4)
+  straight.train()
+  _trainer(tmp_path / "resumed", steps=2).train()
+  resumed = _trainer(tmp_path / "resumed", steps=4)
+  resumed.train()
+  assert resumed.global_step == 4
+  np.testing.assert_array_equal(_weights(resumed), _weights(straight))
+  assert tf.train.latest_checkpoint(str(tmp_path / "resumed")).endswith(
+      "ckpt-4"
+  )
+
+
+def test_model_dir_of_another_model_is_refused(tmp_path):
+  _trainer(tmp_path, steps=1, steps_per_loop=1)
+  assert model_config_file.read(str(tmp_path)) == {"width": NUM_FEATURES}
+  with pytest.raises(
+      ValueError,
+      match=r"holds a different model \(width: "
+      r"3 -> 4\); use a new --model_dir",
+  ):
+    _trainer(tmp_path, task=LeastSquaresTask(width=4))
+
+
+def test_batch_must_split_over_replicas_and_accumulation(tmp_path):
+  with pytest.raises(
+      ValueError,
+      match=r"global_batch_size=6 must be "
+      r"divisible by replicas \(2\) x "
+      r"gradient_accumulation_steps \(2\)",
+  ):
+    _trainer(
+        tmp_path,
+        task=LeastSquaresTask(global_batch_size=6),
+        strategy="mirrored",
+        accumulation=2,
+    )
