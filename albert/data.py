@@ -172,7 +172,7 @@ def pretraining_dataset(
 
 
 def finish_pipeline(dataset: tf.data.Dataset) -> tf.data.Dataset:
-  """Deterministic order, no auto-sharding (pipelines shard explicitly), prefetch."""
+  """Deterministic order, no auto-sharding (pipelines shard), prefetch."""
   options = tf.data.Options()
   options.deterministic = True
   options.experimental_distribute.auto_shard_policy = (

@@ -1,7 +1,8 @@
 """The pretraining TFRecord schema, and its translation to model input names.
 
 The record layout is the original ALBERT `create_pretraining_data.py` format
-(its `write_instance_to_example_files`), so TFRecords move both ways between this package and the
+(its `write_instance_to_example_files`), so TFRecords move both ways between
+this package and the
 original release. The model uses the TF2 hub-style names (`input_word_ids`,
 `input_type_ids`, ...); this module is the one place where the two vocabularies
 meet. It imports nothing heavy so data-generation workers stay light.
@@ -69,7 +70,7 @@ def feature_lengths(
 
 
 def parse_spec(max_seq_length: int, max_predictions_per_seq: int):
-  """Returns the `tf.io.parse_example` spec of FixedLenFeatures for the schema."""
+  """The `tf.io.parse_example` spec (FixedLenFeatures) of the schema."""
   import tensorflow as tf  # Imported here so data workers need not load TF.
 
   dtypes = {"int64": tf.int64, "float32": tf.float32}

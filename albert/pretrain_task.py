@@ -20,7 +20,8 @@ MLM_EPSILON = 1e-5
 class PretrainTask(Task):
   """ALBERT pretraining on TFRecords in the original schema.
 
-  Loss (original `run_pretraining.py`, `get_masked_lm_output`): sum(w * nll) / (sum(w) + 1e-5) over the masked
+  Loss (original `run_pretraining.py`, `get_masked_lm_output`): sum(w * nll) /
+  (sum(w) + 1e-5) over the masked
   positions of the global batch, plus the mean sentence-order cross-entropy
   (left out when `sentence_task` is `none`). NSP data uses the same 2-way head.
 

@@ -5,7 +5,8 @@ r"""Exports a trained ALBERT as SavedModels for serving.
       [--precision=float32|bfloat16]
 
 Writes, atomically (a temporary directory renamed when complete):
-  EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm signatures
+  EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm
+  signatures
   EXPORT_DIR/preprocessing  raw strings -> encoder inputs (SentencePiece asset)
   EXPORT_DIR/serving        raw text end to end: serving_default, fill_mask,
                             sentence_order

@@ -1,4 +1,4 @@
-r"""Fine-tuning: `python -m albert.run_finetuning --gin_file=gin/finetune/mnli.gin`.
+r"""Fine-tuning: `python -m albert.run_finetuning`.
 
   python -m albert.run_finetuning \
       --gin_file=gin/finetune/mnli.gin --gin_file=gin/base.gin \

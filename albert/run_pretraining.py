@@ -1,4 +1,4 @@
-r"""ALBERT pretraining: `python -m albert.run_pretraining --gin_file=gin/large.gin`.
+r"""ALBERT pretraining: `python -m albert.run_pretraining`.
 
   python -m albert.run_pretraining \
       --gin_file=gin/large.gin \

@@ -1,4 +1,4 @@
-"""Generic model-garden infrastructure: layers, optimizers, schedules, strategies.
+"""Generic model-garden pieces: layers, optimizers, schedules, strategies.
 
 Nothing in this package imports `albert`.
 

@@ -22,7 +22,9 @@ tf.config.set_logical_device_configuration(
 import pytest  # noqa: E402
 
 from albert.pretraining_data import sample_corpus  # noqa: E402
-from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece  # noqa: E402
+from albert.pretraining_data.sentencepiece_trainer import (  # noqa: E402
+    train_sentencepiece,
+)
 from albert.text.tokenization import SentencePieceTokenizer  # noqa: E402
 
 SAMPLE_BYTES = 400_000

@@ -1,4 +1,4 @@
-"""`python tools/benchmark_data.py`: the command in albert/cli/benchmark_data.py."""
+"""Runs albert/cli/benchmark_data.py."""
 
 from albert.cli import benchmark_data
 

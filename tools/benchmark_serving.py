@@ -1,4 +1,4 @@
-"""`python tools/benchmark_serving.py`: the command in albert/cli/benchmark_serving.py."""
+"""Runs albert/cli/benchmark_serving.py."""
 
 from albert.cli import benchmark_serving
 

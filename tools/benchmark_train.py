@@ -1,4 +1,4 @@
-"""`python tools/benchmark_train.py`: the command in albert/cli/benchmark_train.py."""
+"""Runs albert/cli/benchmark_train.py."""
 
 from albert.cli import benchmark_train
 

@@ -1,4 +1,4 @@
-"""`python tools/compare_serving_precision.py`: the command in albert/cli/compare_serving_precision.py."""
+"""Runs albert/cli/compare_serving_precision.py."""
 
 from albert.cli import compare_serving_precision
 

@@ -1,4 +1,4 @@
-"""`python tools/convert_checkpoint.py`: the command in albert/cli/convert_checkpoint.py."""
+"""Runs albert/cli/convert_checkpoint.py."""
 
 from albert.cli import convert_checkpoint
 

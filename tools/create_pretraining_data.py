@@ -1,4 +1,4 @@
-"""`python tools/create_pretraining_data.py`: the command in albert/cli/create_pretraining_data.py."""
+"""Runs albert/cli/create_pretraining_data.py."""
 
 from albert.cli import create_pretraining_data
 

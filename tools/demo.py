@@ -1,4 +1,4 @@
-"""`python tools/demo.py`: the command in albert/cli/demo.py."""
+"""Runs albert/cli/demo.py."""
 
 from albert.cli import demo
 

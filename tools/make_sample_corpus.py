@@ -1,4 +1,4 @@
-"""`python tools/make_sample_corpus.py`: the command in albert/cli/make_sample_corpus.py."""
+"""Runs albert/cli/make_sample_corpus.py."""
 
 from albert.cli import make_sample_corpus
 

@@ -1,4 +1,4 @@
-"""`python tools/model_summary.py`: the command in albert/cli/model_summary.py."""
+"""Runs albert/cli/model_summary.py."""
 
 from albert.cli import model_summary
 

@@ -1,4 +1,4 @@
-"""`python tools/query_saved_model.py`: the command in albert/cli/query_saved_model.py."""
+"""Runs albert/cli/query_saved_model.py."""
 
 from albert.cli import query_saved_model
 

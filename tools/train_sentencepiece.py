@@ -1,4 +1,4 @@
-"""`python tools/train_sentencepiece.py`: the command in albert/cli/train_sentencepiece.py."""
+"""Runs albert/cli/train_sentencepiece.py."""
 
 from albert.cli import train_sentencepiece
 

@@ -1,8 +1,8 @@
-"""The error raised for checkpoints, configs and directories that cannot be converted."""
+"""The error for checkpoints, configs and directories that cannot convert."""
 
 
 class ConversionError(ValueError):
-  """Bad conversion input: one line saying which input, what is wrong, what to do.
+  """Bad conversion input: one line: which input, what is wrong, what to do.
 
   `tools/convert_checkpoint.py` prints it prefixed `convert_checkpoint:` and
   exits non-zero; the output directory is not created.
@@ -10,6 +10,6 @@ class ConversionError(ValueError):
 
 
 def first_line(error: BaseException) -> str:
-  """The first non-empty line of an error's message (library errors are long)."""
+  """First non-empty line of an error's message (library errors are long)."""
   lines = [line.strip() for line in str(error).splitlines() if line.strip()]
   return lines[0] if lines else type(error).__name__

@@ -87,12 +87,18 @@ TOKEN_TYPE_IDS = "albert.embeddings.token_type_ids"
 
 _EMBEDDINGS = {
     WORD_EMBEDDINGS: f"{ours.EMBEDDINGS}/word_embeddings",
-    "albert.embeddings.position_embeddings.weight": f"{ours.EMBEDDINGS}/position_embeddings",
-    "albert.embeddings.token_type_embeddings.weight": f"{ours.EMBEDDINGS}/type_embeddings",
+    "albert.embeddings.position_embeddings.weight": (
+        f"{ours.EMBEDDINGS}/position_embeddings"
+    ),
+    "albert.embeddings.token_type_embeddings.weight": (
+        f"{ours.EMBEDDINGS}/type_embeddings"
+    ),
 }
 # Linear layers (weight transposed) and LayerNorms: HF prefix -> our prefix.
 _LINEAR = {
-    "albert.encoder.embedding_hidden_mapping_in": f"{ours.EMBEDDINGS}/embedding_projection",
+    "albert.encoder.embedding_hidden_mapping_in": (
+        f"{ours.EMBEDDINGS}/embedding_projection"
+    ),
     "albert.pooler": ours.POOLER,
     "predictions.dense": f"{ours.MASKED_LM}/dense",
     "sop_classifier.classifier": ours.SENTENCE_ORDER,

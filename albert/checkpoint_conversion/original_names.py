@@ -1,4 +1,4 @@
-"""The original TF1 ALBERT checkpoint names: the one table (original `modeling.py`
+"""The original TF1 checkpoint names: the one table (original `modeling.py`
 `transformer_model` and `run_pretraining.py` heads).
 
 The original stores group g, inner layer k of the shared stack under
@@ -34,12 +34,20 @@ LAYER_NORM_EPSILON = 1e-12
 
 _EMBEDDINGS = {
     "bert/embeddings/word_embeddings": f"{ours.EMBEDDINGS}/word_embeddings",
-    "bert/embeddings/position_embeddings": f"{ours.EMBEDDINGS}/position_embeddings",
-    "bert/embeddings/token_type_embeddings": f"{ours.EMBEDDINGS}/type_embeddings",
+    "bert/embeddings/position_embeddings": (
+        f"{ours.EMBEDDINGS}/position_embeddings"
+    ),
+    "bert/embeddings/token_type_embeddings": (
+        f"{ours.EMBEDDINGS}/type_embeddings"
+    ),
     "bert/embeddings/LayerNorm/gamma": f"{ours.EMBEDDINGS}/layer_norm/gamma",
     "bert/embeddings/LayerNorm/beta": f"{ours.EMBEDDINGS}/layer_norm/beta",
-    "bert/encoder/embedding_hidden_mapping_in/kernel": f"{ours.EMBEDDINGS}/embedding_projection/kernel",
-    "bert/encoder/embedding_hidden_mapping_in/bias": f"{ours.EMBEDDINGS}/embedding_projection/bias",
+    "bert/encoder/embedding_hidden_mapping_in/kernel": (
+        f"{ours.EMBEDDINGS}/embedding_projection/kernel"
+    ),
+    "bert/encoder/embedding_hidden_mapping_in/bias": (
+        f"{ours.EMBEDDINGS}/embedding_projection/bias"
+    ),
 }
 # Inside group_{g}/inner_group_{k}/ -> inside our attention set.
 _ATTENTION = {

@@ -1,4 +1,4 @@
-"""Our name for every weight of an `AlbertPretrainer`: the converters' common side.
+"""Our name of every `AlbertPretrainer` weight: the converters' common side.
 
 A weight's name is its attribute path in the model, e.g.
 `encoder/transformer/attention_blocks/3/query/kernel` (these are also the
@@ -25,7 +25,7 @@ FFN_DENSE = ("intermediate", "output_dense")
 
 
 def attention_weight(index: int, name: str) -> str:
-  """Our name of weight `name` (e.g. `query/kernel`) of attention set `index`."""
+  """Our name of weight `name` (e.g. `query/kernel`) of attention `index`."""
   return f"encoder/transformer/attention_blocks/{index}/{name}"
 
 

@@ -14,9 +14,9 @@ that imports only TensorFlow and TF-Text.
 (`albert.run_export --precision=bfloat16`).
 
 In the same run, each in a process of its own, it also times
-  - the encoder's matrix products alone (the same shapes and precision, chained as
-    in the model, with TF's kernels or XLA, whichever is faster): the floor
-    that everything else adds to;
+  - the encoder's matrix products alone (the same shapes and precision,
+    chained as in the model, with TF's kernels or XLA, whichever is faster):
+    the floor that everything else adds to;
   - Hugging Face's PyTorch `AlbertModel` forward pass at the same shapes on
     token ids (no tokenisation), when `torch` and `transformers` are importable,
     under `torch.autocast` for bfloat16 (only on CPUs with native bfloat16).
@@ -74,8 +74,11 @@ for _ in range(3):
 run(BATCH)
 print(json.dumps(info), flush=True)
 for line in sys.stdin:
-  start = time.perf_counter(); run(int(line)); print(time.perf_counter() - start, flush=True)
-print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
+  start = time.perf_counter()
+  run(int(line))
+  print(time.perf_counter() - start, flush=True)
+rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"peak_rss_mb": rss_mb}), flush=True)
 """
 
 _SAVED_MODEL_WORKER = (
@@ -105,29 +108,40 @@ D = H // N
 rng = np.random.default_rng(0)
 def weight(k, n, scale=1.0):
   # Scaled so that the chain keeps unit variance (no overflow or denormals).
-  return tf.Variable(tf.cast(rng.standard_normal((k, n), dtype=np.float32) * scale / math.sqrt(k), DTYPE))
+  w = rng.standard_normal((k, n), dtype=np.float32) * scale / math.sqrt(k)
+  return tf.Variable(tf.cast(w, DTYPE))
 proj, wq, wk = weight(E, H), weight(H, H, 1 / math.sqrt(D)), weight(H, H)
-wv, wo, w1, w2, wp = weight(H, H, 1 / math.sqrt(SEQ)), weight(H, H), weight(H, F), weight(F, H), weight(H, H)
+wv, wo = weight(H, H, 1 / math.sqrt(SEQ)), weight(H, H)
+w1, w2, wp = weight(H, F), weight(F, H), weight(H, H)
 def products(x):
   batch = tf.shape(x)[0] // SEQ
-  heads = lambda t: tf.transpose(tf.reshape(t, [batch, SEQ, N, D]), [0, 2, 1, 3])
+  def heads(t):
+    return tf.transpose(tf.reshape(t, [batch, SEQ, N, D]), [0, 2, 1, 3])
   h = tf.matmul(x, proj)
   for _ in range(L):
-    scores = tf.matmul(heads(tf.matmul(h, wq)), heads(tf.matmul(h, wk)), transpose_b=True)
+    queries, keys = heads(tf.matmul(h, wq)), heads(tf.matmul(h, wk))
+    scores = tf.matmul(queries, keys, transpose_b=True)
     context = tf.matmul(scores, heads(tf.matmul(h, wv)))
     context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [batch * SEQ, H])
     h = tf.matmul(tf.matmul(tf.matmul(context, wo), w1), w2)
   return tf.matmul(tf.reshape(h, [batch, SEQ, H])[:, 0], wp)
-inputs = {b: tf.cast(rng.standard_normal((b * SEQ, E), dtype=np.float32), DTYPE) for b in (1, BATCH)}
+inputs = {
+    b: tf.cast(rng.standard_normal((b * SEQ, E), dtype=np.float32), DTYPE)
+    for b in (1, BATCH)
+}
 # The floor is whichever of TF's kernels or XLA runs the products faster
 # (TF at large shapes; XLA when per-op overhead dominates).
 def median_seconds(f, calls=5):
   f(inputs[1])
   times = []
   for _ in range(calls):
-    start = time.perf_counter(); f(inputs[1]).numpy(); times.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    f(inputs[1]).numpy()
+    times.append(time.perf_counter() - start)
   return sorted(times)[calls // 2]
-compiled = {xla: tf.function(products, jit_compile=xla) for xla in (False, True)}
+compiled = {
+    xla: tf.function(products, jit_compile=xla) for xla in (False, True)
+}
 xla = median_seconds(compiled[True]) < median_seconds(compiled[False])
 def run(batch):
   compiled[xla](inputs[batch]).numpy()
@@ -314,7 +328,8 @@ def main(argv):
   print(
       f"{PRECISION.value} serving SavedModel (raw text, tokenisation "
       f"included), seq {seq}: "
-      f"batch 1 latency {ours['latency_ms']:.1f} ms (median of {REPEATS.value}), "
+      f"batch 1 latency {ours['latency_ms']:.1f} ms "
+      f"(median of {REPEATS.value}), "
       f"batch {batch} throughput {ours['throughput_per_s']:.1f} examples/s"
   )
   print(

@@ -1,4 +1,4 @@
-r"""Pretraining speed and memory, per precision, against transformers at its best.
+r"""Pretraining speed and memory per precision, against transformers at best.
 
   python tools/benchmark_train.py --gin_file=gin/base.gin --batch_size=32 \
       --seq_length=128 [--precision=float32|mixed_bfloat16|mixed_float16|all] \
@@ -175,7 +175,7 @@ def serve_ours(precision: str, xla: bool) -> None:
 
 
 def serve_torch(precision: str, compiled: bool) -> None:
-  """transformers' AlbertForPreTraining + AdamW, the MLM head on masked positions."""
+  """transformers' AlbertForPreTraining + AdamW, MLM on masked positions."""
   import contextlib
   import torch
   import transformers

@@ -1,4 +1,4 @@
-r"""Converts ALBERT checkpoints between the original TF1, Hugging Face and our format.
+r"""Converts ALBERT checkpoints: original TF1, Hugging Face and ours.
 
 Into a model directory of ours (ckpt-N, model_config.json, albert_config.json,
 operative_config.gin):

@@ -1,4 +1,4 @@
-r"""The `make demo` job: corpus -> vocabulary -> TFRecords -> pretraining, on CPU.
+r"""`make demo`: corpus -> vocabulary -> TFRecords -> pretraining, on CPU.
 
   python tools/demo.py [--work_dir=demo_out] [--train_steps=1500]
 
@@ -107,7 +107,8 @@ def main(argv):
               "--max_predictions_per_seq=20",
               f"--dupe_factor={DUPE_FACTOR.value}",
               "--num_output_shards=1",
-              f"--manifest_file={os.path.join(work, 'data', split + '.manifest.json')}",
+              "--manifest_file="
+              + os.path.join(work, "data", f"{split}.manifest.json"),
           ],
           f"3/6 pretraining data ({split})",
       )

@@ -1,4 +1,4 @@
-"""`AttentionBlock`: multi-head self-attention with a post-LayerNorm residual."""
+"""`AttentionBlock`: multi-head self-attention, post-LayerNorm residual."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""`AlbertPretrainer`: the encoder with its masked-LM and sentence-order heads."""
+"""`AlbertPretrainer`: the encoder, masked-LM and sentence-order heads."""
 
 import tensorflow as tf
 
@@ -9,7 +9,7 @@ from albert.modeling.sentence_order_head import SentenceOrderHead
 
 
 class AlbertPretrainer(EncoderWithHeads):
-  """ALBERT pretraining model (paper section 3): MLM + sentence-order prediction.
+  """ALBERT pretraining model (paper section 3): MLM + sentence order.
 
   Args:
     encoder: the `AlbertEncoder` backbone; its word embeddings are tied to the

@@ -1,4 +1,4 @@
-"""`SharedTransformerBlock`: ALBERT's stack of L transformer layers with shared weights."""
+"""`SharedTransformerBlock`: L transformer layers with shared weights."""
 
 from typing import List, Tuple
 
@@ -10,7 +10,7 @@ from albert.modeling.feed_forward import FeedForwardBlock
 
 
 def group_of_layer(layer: int, num_layers: int, num_hidden_groups: int) -> int:
-  """The group that layer `layer` (0-based) uses: int(l / L * G), as the original.
+  """The group of layer `layer` (0-based): int(l / L * G), as the original.
 
   The float expression is kept on purpose so that every (L, G), including L
   not divisible by G, maps exactly as the original code does.
@@ -132,7 +132,7 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
     )
 
   def weight_indices(self, layer: int, inner: int) -> Tuple[int, int]:
-    """(attention index, FFN index) used by layer `layer`, inner block `inner`."""
+    """(attention index, FFN index) of layer `layer`, inner block `inner`."""
     group = group_of_layer(layer, self.num_layers, self.num_hidden_groups)
     shared = group * self.inner_group_num + inner
     own = layer * self.inner_group_num + inner

@@ -1,7 +1,8 @@
 """`PretrainingDataConfig`: every option that decides the generated examples.
 
 Field names and defaults are the original `create_pretraining_data.py` flags
-(docs/reference.md section 4), plus `sentence_task` and `block_bytes`. Options that
+(docs/reference.md section 4), plus `sentence_task` and `block_bytes`. Options
+that
 only change speed (number of worker processes) are not here, so the config
 fingerprints an output: equal configs, inputs and model give equal bytes.
 """

@@ -1,7 +1,8 @@
 """`run_original_baseline`: the original tool's algorithm, for benchmarks only.
 
 A plain single-process re-implementation of the original
-`create_pretraining_data.py` as docs/reference.md section 4 describes it: the whole
+`create_pretraining_data.py` as docs/reference.md section 4 describes it: the
+whole
 corpus read into lists of piece strings, documents shuffled, pairs and masks
 built token by token with Python's `random` (n-grams with numpy), every
 instance held in memory and shuffled, then written as `tf.train.Example`

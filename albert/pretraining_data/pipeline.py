@@ -355,7 +355,7 @@ def create_pretraining_data(
 
 
 def _missing_directories(directories: Sequence[str]) -> List[str]:
-  """The directories (and missing ancestors) that do not exist, parents first."""
+  """The missing directories (and missing ancestors), parents first."""
   missing = set()
   for directory in directories:
     directory = os.path.abspath(directory)

@@ -1,4 +1,4 @@
-"""Writes the encoder, preprocessing and serving SavedModels of a trained ALBERT.
+"""Writes the encoder, preprocessing and serving SavedModels of a model.
 
 `python -m albert.run_export` is the command-line front of this module.
 """
@@ -23,7 +23,7 @@ from official.io import atomic_write
 def config_from_gin(
     gin_file: Sequence[str] = (), gin_param: Sequence[str] = ()
 ) -> AlbertConfig:
-  """The model config from gin files and bindings (instead of model_config.json)."""
+  """The model config from gin files and bindings (not model_config.json)."""
   gin_files.parse_gin(gin_file, gin_param, search_paths=[REPO_ROOT])
   return AlbertConfig()
 

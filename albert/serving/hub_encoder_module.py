@@ -1,4 +1,6 @@
-"""`HubEncoderModule`: the hub-style encoder SavedModel (original `export_to_tfhub.py`)."""
+"""`HubEncoderModule`: the hub-style encoder SavedModel.
+
+The original's counterpart is `export_to_tfhub.py`."""
 
 from typing import Optional
 

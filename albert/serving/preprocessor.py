@@ -220,7 +220,7 @@ class AlbertPreprocessor(tf.Module):
 
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
   def tokenize_text(self, text):
-    """Ragged SentencePiece ids (a function of the SavedModel, not a signature)."""
+    """Ragged SentencePiece ids (a SavedModel function, not a signature)."""
     return self.tokenize(text)
 
   def signatures(self):

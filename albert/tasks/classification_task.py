@@ -1,4 +1,4 @@
-"""`ClassificationTask`: the loss and training metrics of logits-per-label tasks.
+"""`ClassificationTask`: loss and metrics of logits-per-label tasks.
 
 Shared by GLUE (classes, or one score for STS-B regression) and RACE (one
 logit per option). The model returns `logits` [B, C]; the batch holds

@@ -1,6 +1,7 @@
 """`GlueTask`: GLUE sentence(-pair) classification and STS-B regression.
 
-The original `run_classifier.py` head (docs/reference.md section 6): pooled output,
+The original `run_classifier.py` head (docs/reference.md section 6): pooled
+output,
 dropout 0.1, one dense layer; cross-entropy, or squared error on one output
 for STS-B. Which files, labels, metrics and submission names a task has is
 read from `albert/tasks/glue_data.py`; the diagnostic set AX is predicted

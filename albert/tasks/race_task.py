@@ -1,4 +1,6 @@
-"""`RaceTask`: RACE reading comprehension, one logit per option (docs/reference.md section 6).
+"""`RaceTask`: RACE reading comprehension, one logit per option.
+
+Recipe: docs/reference.md section 6.
 
 Each of an example's four options becomes one packed input
 `[CLS] article [SEP] qa [SEP]`, where qa is the question with its `_` blank

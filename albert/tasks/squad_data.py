@@ -120,7 +120,8 @@ def _training_span(
   context = example.context_text
   if not text or start < 0 or start + len(text) > len(context):
     raise InputError(
-        f"{path}: {where} has answer_start={start} with a {len(text)}-character "
+        f"{path}: {where} has answer_start={start} with a "
+        f"{len(text)}-character "
         f"answer outside its {len(context)}-character context; fix the "
         "answer_start"
     )

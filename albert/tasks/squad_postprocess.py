@@ -73,7 +73,8 @@ class SquadPostprocessor:
   `end_logits` [T] (v1.1-style) or `start_top_log_probs`, `start_top_index`
   [K1], `end_top_log_probs`, `end_top_index` [K1, K2] and `cls_logits` []
   (XLNet-style). It returns (predictions, nbest, null_odds): qas_id -> best
-  non-null text ("" if none), qas_id -> list of spans {text, probability, start_score,
+  non-null text ("" if none), qas_id -> list of spans {text, probability,
+  start_score,
   end_score, start_word, end_word}, qas_id -> null odds.
   """
 

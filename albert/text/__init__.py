@@ -1,4 +1,5 @@
 """Text handling shared by data generation, fine-tuning and serving.
 
-  tokenization   the original's normalisation, SentencePieceTokenizer, word starts
+  tokenization   the original's normalisation, SentencePieceTokenizer, word
+  starts
 """

@@ -1,4 +1,4 @@
-"""What CPU a benchmark ran on, and which reduced precisions it computes natively.
+"""The CPU a benchmark ran on and the reduced precisions it has natively.
 
 bfloat16 matrix products run natively with AVX-512 BF16 or AMX-BF16; float16
 ones with AVX-512 FP16 or AMX-FP16. Without them frameworks emulate the type
@@ -17,7 +17,7 @@ FP16_FLAGS = ("avx512_fp16", "amx_fp16")
 
 @dataclasses.dataclass(frozen=True)
 class CpuInfo:
-  """model: the CPU's model name; flags: its feature flags (empty if unknown)."""
+  """model: the CPU's name; flags: its feature flags (empty if unknown)."""
 
   model: str
   flags: FrozenSet[str]

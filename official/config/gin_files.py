@@ -1,4 +1,4 @@
-"""`parse_gin`: load layered gin files and bindings, failing with one clear line."""
+"""`parse_gin`: layered gin files and bindings, failing in one clear line."""
 
 import os
 from typing import Iterable, Sequence

@@ -23,7 +23,7 @@ class Task(abc.ABC):
 
   @abc.abstractmethod
   def build_model(self) -> tf_keras.Model:
-    """The model, built (its variables exist) under the current strategy scope."""
+    """The model, built (variables created) under the current strategy scope."""
 
   @abc.abstractmethod
   def build_inputs(

@@ -1,4 +1,4 @@
-"""`Trainer`: the one training loop, for every strategy, precision and batch split.
+"""`Trainer`: the one training loop, for every strategy and precision.
 
 The global batch of one optimizer step is split as
     global_batch_size = micro_batch x gradient_accumulation_steps x replicas.
@@ -254,7 +254,7 @@ class Trainer:
       )
 
   def train_iterator(self, start_step: int = 0):
-    """An iterator over the training stream, positioned after `start_step` steps."""
+    """An iterator over the training stream, after `start_step` steps."""
     return iter(self._dataset(training=True, start_step=start_step))
 
   def run_steps(self, iterator, num_steps: int):

@@ -1,4 +1,4 @@
-"""`TrainerConfig`: how long and how a `Trainer` trains, checkpoints and evaluates."""
+"""`TrainerConfig`: how long and how a `Trainer` trains and evaluates."""
 
 import dataclasses
 

@@ -2,7 +2,8 @@
 
 The original BERT / ALBERT fine-tuning optimizer (`AdamWeightDecayOptimizer`):
 decoupled weight decay added to the Adam direction, no bias correction by
-default, and the same LayerNorm / bias exclusions as LAMB (docs/reference.md section 5).
+default, and the same LayerNorm / bias exclusions as LAMB (docs/reference.md
+section 5).
 """
 
 from typing import Optional, Sequence

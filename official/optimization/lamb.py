@@ -1,6 +1,7 @@
-"""LAMB: layer-wise adaptive moments (You et al., 2019), as ALBERT trains with it.
+"""LAMB: layer-wise adaptive moments (You et al., 2019), as ALBERT uses it.
 
-Per variable w with gradient g (ALBERT paper section 4.1; docs/reference.md section 5):
+Per variable w with gradient g (ALBERT paper section 4.1; docs/reference.md
+section 5):
 
     m = b1 * m + (1 - b1) * g
     v = b2 * v + (1 - b2) * g^2
@@ -9,7 +10,8 @@ Per variable w with gradient g (ALBERT paper section 4.1; docs/reference.md sect
     r = ||w|| / ||u|| if both > 0 else 1   # 1 if w is excluded from adaptation
     w -= lr * r * u
 
-The original ALBERT LAMB has no bias correction; `bias_correction=True` gives the
+The original ALBERT LAMB has no bias correction; `bias_correction=True` gives
+the
 variant of the LAMB paper. Gradient clipping is not done here: the training
 step clips the global gradient norm before calling `apply_gradients`.
 """

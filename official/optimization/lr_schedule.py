@@ -1,4 +1,4 @@
-"""Linear warmup, then polynomial decay: the BERT / ALBERT learning-rate schedule."""
+"""Linear warmup, then polynomial decay: BERT's and ALBERT's schedule."""
 
 import tensorflow as tf
 import tf_keras
@@ -11,7 +11,8 @@ class WarmupPolynomialDecay(tf_keras.optimizers.schedules.LearningRateSchedule):
       otherwise:         (peak - end) * (1 - min(t, T) / T) ** power + end
 
   with T = `decay_steps`. As in the original BERT / ALBERT code, the decay is
-  measured from step 0, not from the end of warmup (docs/reference.md section 5), so
+  measured from step 0, not from the end of warmup (docs/reference.md section
+  5), so
   with end 0 and power 1 the post-warmup rate is peak * (1 - t / T).
 
   Args:

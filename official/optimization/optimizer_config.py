@@ -60,7 +60,7 @@ class OptimizerConfig:
     )
 
   def build(self):
-    """A fresh optimizer with its schedule (create it under the strategy scope)."""
+    """A fresh optimizer and its schedule (create under the strategy scope)."""
     return OPTIMIZERS[self.name](
         learning_rate=self.schedule(),
         beta_1=self.beta_1,

@@ -1,4 +1,4 @@
-"""Small pretraining TFRecords in the original schema, written with tf.train.Example.
+"""Small pretraining TFRecords in the original schema (tf.train.Example).
 
 Token ids follow a Zipf-like distribution (so a masked-LM can learn something
 quickly); the sentence-order label is 1 exactly when segment B starts with a

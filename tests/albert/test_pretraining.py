@@ -1,4 +1,4 @@
-"""Pretraining: loss, metrics, checkpoints, strategies and gradient accumulation."""
+"""Pretraining: loss, metrics, checkpoints, strategies, accumulation."""
 
 import os
 

@@ -1,4 +1,4 @@
-"""LAMB and AdamW stepped against a numpy reference of docs/reference.md section 5."""
+"""LAMB and AdamW against a numpy reference (docs/reference.md section 5)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Hugging Face transformers ALBERT <-> model directories, against transformers itself."""
+"""Hugging Face ALBERT <-> model directories, checked with transformers."""
 
 import json
 import os

@@ -13,7 +13,9 @@ from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.modeling.config import AlbertConfig
 from official.optimization.optimizer_config import OptimizerConfig
-from tests.albert.checkpoint_conversion import original_checkpoint_reference as original
+from tests.albert.checkpoint_conversion import (
+    original_checkpoint_reference as original,
+)
 from tests.albert.pretrainer_outputs import pretrainer_outputs
 from tests import helpers
 

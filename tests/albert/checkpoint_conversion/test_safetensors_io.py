@@ -1,4 +1,4 @@
-"""Reading transformers weight files: dtypes, torch-less machines, unsafe pickles."""
+"""transformers weight files: dtypes, machines without torch, pickles."""
 
 import json
 import struct

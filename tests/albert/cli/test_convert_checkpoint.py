@@ -13,7 +13,9 @@ import tensorflow as tf
 from albert import model_dir as model_dir_lib
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.optimization.optimizer_config import OptimizerConfig
-from tests.albert.checkpoint_conversion import original_checkpoint_reference as original
+from tests.albert.checkpoint_conversion import (
+    original_checkpoint_reference as original,
+)
 from tests.albert.synthetic_records import write_records
 from tests.helpers import REPO, ENV
 
@@ -42,7 +44,7 @@ def _run(*args, module=None):
 
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
-  """model.ckpt-best with adam_m / adam_v slots and global_step, and its config."""
+  """model.ckpt-best with adam_m / adam_v slots, global_step and its config."""
   folder = tmp_path_factory.mktemp("released")
   arrays = original.random_arrays(CONFIG, seed=7, slots=True, global_step=STEP)
   original.write_checkpoint(folder / "model.ckpt-best", arrays)

@@ -1,4 +1,4 @@
-"""End to end: sample corpus -> SentencePiece -> TFRecords -> pretraining (slow)."""
+"""End to end: corpus -> SentencePiece -> TFRecords -> pretraining (slow)."""
 
 import os
 import re

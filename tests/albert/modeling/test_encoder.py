@@ -84,7 +84,7 @@ def test_weight_indices_follow_the_original_rule():
 
 
 def test_padding_is_masked():
-  """Real positions do not see padded keys: the output equals the unpadded run."""
+  """Real positions do not see padded keys: output equals the unpadded run."""
   encoder = AlbertEncoder(**TINY)
   word_ids, mask, type_ids = _inputs(batch=1, length=7)
   mask[:, 4:] = 0

@@ -1,4 +1,4 @@
-"""MaskedLMHead: the tied output product and its gradient stay two-dimensional."""
+"""MaskedLMHead: the tied output product and its gradient stay 2-D."""
 
 import numpy as np
 import tensorflow as tf

@@ -1,4 +1,4 @@
-"""The model under mixed_float16 / mixed_bfloat16: softmax and LayerNorm in float32."""
+"""mixed_float16 / mixed_bfloat16: softmax and LayerNorm stay float32."""
 
 import numpy as np
 import pytest

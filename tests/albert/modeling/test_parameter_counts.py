@@ -1,4 +1,4 @@
-"""Parameter counts of the released sizes equal docs/reference.md section 2 exactly."""
+"""Parameter counts of the released sizes: docs/reference.md section 2."""
 
 import json
 import os

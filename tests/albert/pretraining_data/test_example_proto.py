@@ -1,4 +1,4 @@
-"""The record schema (docs/reference.md section 4) and the TF-free wire format."""
+"""The record schema (docs/reference.md section 4); TF-free wire format."""
 
 import gzip
 

@@ -1,4 +1,4 @@
-"""Whole-word n-gram masking (paper section 4.1, docs/reference.md section 4)."""
+"""Whole-word n-gram masking (paper 4.1; docs/reference.md section 4)."""
 
 import numpy as np
 import pytest

@@ -102,20 +102,24 @@ out = {}
 enc = tf.saved_model.load(root + "/encoder")
 pre = tf.saved_model.load(root + "/preprocessing")
 srv = tf.saved_model.load(root + "/serving")
-out["signatures"] = {k: sorted(m.signatures) for k, m in
-                     (("encoder", enc), ("preprocessing", pre), ("serving", srv))}
+modules = (("encoder", enc), ("preprocessing", pre), ("serving", srv))
+out["signatures"] = {k: sorted(m.signatures) for k, m in modules}
 inputs = pre.signatures["serving_default"](text=tf.constant(texts))
 out["inputs"] = {k: v.numpy().tolist() for k, v in inputs.items()}
-pair = pre.signatures["pair"](first=tf.constant(["a b c"]), second=tf.constant(["d"]))
+pair = pre.signatures["pair"](first=tf.constant(["a b c"]),
+                              second=tf.constant(["d"]))
 out["pair"] = {k: v.numpy().tolist() for k, v in pair.items()}
 encoded = enc.signatures["serving_default"](**inputs)
 out["encoder"] = {k: v.numpy().tolist() for k, v in encoded.items()}
-mlm = enc.signatures["mlm"](masked_lm_positions=tf.constant([[1, 2]] * len(texts)), **inputs)
+positions = tf.constant([[1, 2]] * len(texts))
+mlm = enc.signatures["mlm"](masked_lm_positions=positions, **inputs)
 out["mlm_logits"] = mlm["mlm_logits"].numpy().tolist()
-original = {"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
+original = {"input_ids": inputs["input_word_ids"],
+            "input_mask": inputs["input_mask"],
             "segment_ids": inputs["input_type_ids"]}
-out["tokens"] = {k: v.numpy().tolist() for k, v in enc.signatures["tokens"](**original).items()}
-out["sop"] = {k: v.numpy().tolist() for k, v in enc.signatures["sop"](**original).items()}
+for name in ("tokens", "sop"):
+  outputs = enc.signatures[name](**original)
+  out[name] = {k: v.numpy().tolist() for k, v in outputs.items()}
 info = enc.signatures["tokenization_info"]()
 out["vocab_file"] = info["vocab_file"].numpy().decode()
 out["do_lower_case"] = bool(info["do_lower_case"].numpy())
@@ -123,10 +127,12 @@ served = srv.signatures["serving_default"](text=tf.constant(texts))
 out["served_pooled"] = served["pooled_output"].numpy().tolist()
 long = srv.signatures["serving_default"](text=tf.constant(["word " * 500]))
 out["long_mask_sum"] = int(long["input_mask"].numpy().sum())
-fill = srv.signatures["fill_mask"](text=tf.constant(["the [MASK] of the [MASK].", "none"]))
+fill = srv.signatures["fill_mask"](
+    text=tf.constant(["the [MASK] of the [MASK].", "none"]))
 out["fill"] = {k: (v.numpy().astype(str).tolist() if v.dtype == tf.string
                    else v.numpy().tolist()) for k, v in fill.items()}
-order = srv.signatures["sentence_order"](first=tf.constant(["a", ""]), second=tf.constant(["b", ""]))
+order = srv.signatures["sentence_order"](first=tf.constant(["a", ""]),
+                                         second=tf.constant(["b", ""]))
 out["order"] = {k: v.numpy().tolist() for k, v in order.items()}
 def error_of(call):
   try:
@@ -146,8 +152,8 @@ try:
   out["rejects_ints"] = False
 except (tf.errors.InvalidArgumentError, TypeError, ValueError):
   out["rejects_ints"] = True
-out["albert_imported"] = any(m == "albert" or m.startswith(("albert.", "official"))
-                             for m in sys.modules)
+out["albert_imported"] = any(
+    m == "albert" or m.startswith(("albert.", "official")) for m in sys.modules)
 print(json.dumps(out))
 """
 
@@ -406,7 +412,8 @@ texts = json.loads(sys.argv[3])
 out = {}
 for name, root in (("float32", sys.argv[1]), ("bfloat16", sys.argv[2])):
   srv = tf.saved_model.load(root + "/serving")
-  pooled = srv.signatures["serving_default"](text=tf.constant(texts))["pooled_output"]
+  served = srv.signatures["serving_default"](text=tf.constant(texts))
+  pooled = served["pooled_output"]
   out[name] = {"dtype": pooled.dtype.name, "pooled": pooled.numpy().tolist()}
 print(json.dumps(out))
 """
@@ -456,7 +463,7 @@ def test_compare_serving_precision_reports_against_the_bars(
               "short line",
               "The function returns a new list of the items it was given.",
               "It opens the file, reads every line and closes it again.",
-              "Each call to the iterator yields the next value of the sequence.",
+              "Each call to the iterator yields the next value in turn.",
           ]
       )
   )

@@ -81,8 +81,8 @@ def test_rewrites_an_existing_file(tmp_path):
         ),
         (
             ("qnli", "test", [0, 1], [0]),
-            "2 guids but 1 predictions for GLUE QNLI test; pass one prediction per "
-            "test example",
+            "2 guids but 1 predictions for GLUE QNLI test; pass one "
+            "prediction per test example",
         ),
         (
             ("rte", "test", [0], [2]),

@@ -31,7 +31,7 @@ def _sentence(rng, label):
 
 
 def write_sst2(root, seed=0, n_train=600, n_dev=100, n_test=20):
-  """SST-2's layout: `sentence\tlabel` (train, dev), `index\tsentence` (test)."""
+  """SST-2: `sentence\tlabel` (train, dev), `index\tsentence` (test)."""
   rng = random.Random(seed)
   folder = os.path.join(root, "SST-2")
   os.makedirs(folder, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Fine-tuning models: shapes, and `get_config` round trips through `EncoderWithHeads`."""
+"""Fine-tuning models: shapes and `EncoderWithHeads` config round trips."""
 
 import numpy as np
 import tensorflow as tf

@@ -1,6 +1,7 @@
 """RACE fine-tuning end to end: a learnable synthetic RACE in the download's
 layout (one JSON per article), the in-graph packing against the Python
-features, training, per-level accuracy, predictions and fresh-process serving."""
+features, training, per-level accuracy, predictions and fresh-process
+serving."""
 
 import json
 import os
