@@ -2,10 +2,10 @@
 
 The record layout is the original ALBERT `create_pretraining_data.py` format
 (its `write_instance_to_example_files`), so TFRecords move both ways between
-this package and the
-original release. The model uses the TF2 hub-style names (`input_word_ids`,
-`input_type_ids`, ...); this module is the one place where the two vocabularies
-meet. It imports nothing heavy so data-generation workers stay light.
+this package and the original release. The model uses the TF2 hub-style names
+(`input_word_ids`, `input_type_ids`, ...); this module is the one place where
+the two vocabularies meet. It imports nothing heavy so data-generation workers
+stay light.
 """
 
 import dataclasses

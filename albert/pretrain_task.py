@@ -21,9 +21,9 @@ class PretrainTask(Task):
   """ALBERT pretraining on TFRecords in the original schema.
 
   Loss (original `run_pretraining.py`, `get_masked_lm_output`): sum(w * nll) /
-  (sum(w) + 1e-5) over the masked
-  positions of the global batch, plus the mean sentence-order cross-entropy
-  (left out when `sentence_task` is `none`). NSP data uses the same 2-way head.
+  (sum(w) + 1e-5) over the masked positions of the global batch, plus the mean
+  sentence-order cross-entropy (left out when `sentence_task` is `none`). NSP
+  data uses the same 2-way head.
 
   Args:
     train_file_pattern: comma-separated globs of training TFRecords (required).

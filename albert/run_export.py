@@ -6,7 +6,7 @@ r"""Exports a trained ALBERT as SavedModels for serving.
 
 Writes, atomically (a temporary directory renamed when complete):
   EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm
-  signatures
+                            signatures
   EXPORT_DIR/preprocessing  raw strings -> encoder inputs (SentencePiece asset)
   EXPORT_DIR/serving        raw text end to end: serving_default, fill_mask,
                             sentence_order

@@ -124,8 +124,8 @@ def _read_pytorch(path: str) -> Dict[str, np.ndarray]:
 def write_weights(hf_dir: str, tensors: Dict[str, np.ndarray]) -> str:
   """Writes HF_DIR/model.safetensors (as transformers' save_pretrained)."""
   path = os.path.join(hf_dir, SAFETENSORS_FILE)
-  # transformers reads the format from the metadata, as save_pretrained writes
-  # it.
+  # transformers reads the format from the metadata, as save_pretrained
+  # writes it.
   save_file(
       {k: np.ascontiguousarray(v) for k, v in tensors.items()},
       path,

@@ -12,7 +12,7 @@ so inputs, model and outputs may live on gs://, s3://, hdfs://, ...
   python tools/create_pretraining_data.py --runner=DataflowRunner \
       --beam_pipeline_options="--project=P --region=R \
           --temp_location=gs://B/tmp --extra_packages=dist/albert_tf2.whl" \
-      --input_file='gs://B/corpus/*.txt'
+      --input_file='gs://B/corpus/*.txt' \
       --output_file=gs://B/data/train.tfrecord \
       --spm_model_file=gs://B/spm.model --num_output_shards=1024
 """

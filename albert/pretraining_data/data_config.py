@@ -2,8 +2,7 @@
 
 Field names and defaults are the original `create_pretraining_data.py` flags
 (docs/reference.md section 4), plus `sentence_task` and `block_bytes`. Options
-that
-only change speed (number of worker processes) are not here, so the config
+that only change speed (number of worker processes) are not here, so the config
 fingerprints an output: equal configs, inputs and model give equal bytes.
 """
 

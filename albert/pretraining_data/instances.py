@@ -1,8 +1,7 @@
 """Segment pairs `[CLS] A [SEP] B [SEP]` for SOP, NSP or no sentence task.
 
 The original's logic (docs/reference.md section 4, paper section 4.1): sentences
-of a
-document are gathered into a chunk until it reaches a target length
+of a document are gathered into a chunk until it reaches a target length
 (max_seq_length - 3, or with probability short_seq_prob a uniform length in
 [2, max_seq_length - 3]); A is a random-length prefix of the chunk's
 sentences, B the rest; the pair is truncated to max_seq_length - 3 tokens by

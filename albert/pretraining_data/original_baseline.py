@@ -2,13 +2,12 @@
 
 A plain single-process re-implementation of the original
 `create_pretraining_data.py` as docs/reference.md section 4 describes it: the
-whole
-corpus read into lists of piece strings, documents shuffled, pairs and masks
-built token by token with Python's `random` (n-grams with numpy), every
-instance held in memory and shuffled, then written as `tf.train.Example`
-protos with TensorFlow's TFRecordWriter. It exists so that
-`tools/benchmark_data.py` can measure the speed-up in the same run, on the
-same machine. It is not used to make training data.
+whole corpus read into lists of piece strings, documents shuffled, pairs and
+masks built token by token with Python's `random` (n-grams with numpy), every
+instance held in memory and shuffled, then written as `tf.train.Example` protos
+with TensorFlow's TFRecordWriter. It exists so that `tools/benchmark_data.py`
+can measure the speed-up in the same run, on the same machine. It is not used to
+make training data.
 """
 
 import collections

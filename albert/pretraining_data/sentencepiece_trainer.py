@@ -1,10 +1,9 @@
 """`train_sentencepiece`: an ALBERT SentencePiece vocabulary from text files.
 
 As the released `30k-clean.model` (docs/reference.md section 4): unigram,
-<pad>=0,
-<unk>=1, control symbols [CLS]=2, [SEP]=3, [MASK]=4, no <s> / </s>,
-character coverage 0.99995, sentences shuffled. Lines are normalised exactly
-as `create_pretraining_data` normalises them before encoding. At most
+<pad>=0, <unk>=1, control symbols [CLS]=2, [SEP]=3, [MASK]=4, no <s> / </s>,
+character coverage 0.99995, sentences shuffled. Lines are normalised exactly as
+`create_pretraining_data` normalises them before encoding. At most
 `max_sentences` lines, a seeded uniform sample of the whole input (reservoir
 sampling), reach the trainer, so memory does not grow with the corpus.
 """

@@ -1,6 +1,7 @@
 """`HubEncoderModule`: the hub-style encoder SavedModel.
 
-The original's counterpart is `export_to_tfhub.py`."""
+The original's counterpart is `export_to_tfhub.py`.
+"""
 
 from typing import Optional
 

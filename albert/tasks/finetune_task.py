@@ -186,9 +186,8 @@ class FinetuneTask(Task, abc.ABC):
       if self._tokenizer.vocab_size != self.config.vocab_size:
         raise ValueError(
             f"{self.spm_model_file} has {self._tokenizer.vocab_size} pieces "
-            "but AlbertConfig.vocab_size is "
-            f"{self.config.vocab_size}; pass the "
-            "SentencePiece model the checkpoint was pretrained with"
+            f"but AlbertConfig.vocab_size is {self.config.vocab_size}; "
+            "pass the SentencePiece model the checkpoint was pretrained with"
         )
     return self._tokenizer
 

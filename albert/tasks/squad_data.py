@@ -121,9 +121,8 @@ def _training_span(
   if not text or start < 0 or start + len(text) > len(context):
     raise InputError(
         f"{path}: {where} has answer_start={start} with a "
-        f"{len(text)}-character "
-        f"answer outside its {len(context)}-character context; fix the "
-        "answer_start"
+        f"{len(text)}-character answer outside its {len(context)}-character "
+        "context; fix the answer_start"
     )
   first = example.char_to_word_offset[start]
   last = example.char_to_word_offset[start + len(text) - 1]

@@ -68,14 +68,13 @@ class SquadPostprocessor:
       for v1.1-style heads).
     max_answer_length: longest span, in tokens.
 
-  `__call__(examples, features, results)` takes `results` as
-  unique_id -> dict of numpy arrays of one window: either `start_logits`,
-  `end_logits` [T] (v1.1-style) or `start_top_log_probs`, `start_top_index`
-  [K1], `end_top_log_probs`, `end_top_index` [K1, K2] and `cls_logits` []
+  `__call__(examples, features, results)` takes `results` as unique_id -> dict
+  of numpy arrays of one window: either `start_logits`, `end_logits` [T]
+  (v1.1-style) or `start_top_log_probs`, `start_top_index` [K1],
+  `end_top_log_probs`, `end_top_index` [K1, K2] and `cls_logits` []
   (XLNet-style). It returns (predictions, nbest, null_odds): qas_id -> best
   non-null text ("" if none), qas_id -> list of spans {text, probability,
-  start_score,
-  end_score, start_word, end_word}, qas_id -> null odds.
+  start_score, end_score, start_word, end_word}, qas_id -> null odds.
   """
 
   def __init__(self, *, n_best_size: int = 20, max_answer_length: int = 30):

@@ -1,11 +1,10 @@
 """`SquadTask`: SQuAD v1.1 and v2.0 extractive question answering.
 
 docs/reference.md section 6: contexts longer than `seq_length` are covered by
-windows
-`doc_stride` tokens apart (`squad_features.py`); v1.1 trains BERT's span head
-and v2.0 the XLNet-style head of the original ALBERT (`squad_heads.py`);
-answers are decoded over all windows of a question (`squad_postprocess.py`)
-and scored with the official evaluation scripts (`squad_metrics.py`).
+windows `doc_stride` tokens apart (`squad_features.py`); v1.1 trains BERT's span
+head and v2.0 the XLNet-style head of the original ALBERT (`squad_heads.py`);
+answers are decoded over all windows of a question (`squad_postprocess.py`) and
+scored with the official evaluation scripts (`squad_metrics.py`).
 
 Files in `data_dir` keep their download names: `train-v1.1.json`,
 `dev-v1.1.json` (v2.0: `train-v2.0.json`, `dev-v2.0.json`). The official
@@ -215,8 +214,7 @@ class SquadTask(FinetuneTask):
           batch["is_impossible"], outputs["cls_logits"]
       )
 
-  # --- Decoding, official metrics, files
-  # ---------------------------------------
+  # --- Decoding, official metrics, files --------------------------------------
 
   def _decode(self, examples, features, outputs):
     """(predictions with the null threshold applied, nbest, null_odds, raw

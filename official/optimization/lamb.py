@@ -11,8 +11,7 @@ section 5):
     w -= lr * r * u
 
 The original ALBERT LAMB has no bias correction; `bias_correction=True` gives
-the
-variant of the LAMB paper. Gradient clipping is not done here: the training
+the variant of the LAMB paper. Gradient clipping is not done here: the training
 step clips the global gradient norm before calling `apply_gradients`.
 """
 

@@ -11,9 +11,9 @@ class WarmupPolynomialDecay(tf_keras.optimizers.schedules.LearningRateSchedule):
       otherwise:         (peak - end) * (1 - min(t, T) / T) ** power + end
 
   with T = `decay_steps`. As in the original BERT / ALBERT code, the decay is
-  measured from step 0, not from the end of warmup (docs/reference.md section
-  5), so
-  with end 0 and power 1 the post-warmup rate is peak * (1 - t / T).
+  measured from step 0, not from the end of warmup (docs/reference.md
+  section 5), so with end 0 and power 1 the post-warmup rate is
+  peak * (1 - t / T).
 
   Args:
     peak_learning_rate: the rate reached at the end of warmup.

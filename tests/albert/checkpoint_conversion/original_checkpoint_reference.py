@@ -1,12 +1,11 @@
 """Original (TF1) ALBERT checkpoints for tests, and their numpy forward pass.
 
 Written from docs/reference.md sections 2-3 and the original code's structure,
-not
-from `albert.checkpoint_conversion`: the variable names are spelled out here
+not from `albert.checkpoint_conversion`: the variable names are spelled out here
 again, the checkpoint is written by a `tf.compat.v1.train.Saver` (as the
-original does) and the forward pass reads the original arrays by their
-original names. A conversion that puts any tensor in the wrong place makes
-the converted model disagree with `forward`.
+original does) and the forward pass reads the original arrays by their original
+names. A conversion that puts any tensor in the wrong place makes the converted
+model disagree with `forward`.
 """
 
 import numpy as np

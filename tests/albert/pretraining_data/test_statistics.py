@@ -1,9 +1,9 @@
 """Statistics of a few thousand generated records, parsed by TensorFlow.
 
 Figures of the original tool on real text (docs/reference.md section 8):
-contiguous
-masked runs of 1 / 2 / 3 whole words 56 / 27 / 16 %, masked inputs 80 / 10 /
-10 %. The sample corpus is the standard library's documentation.
+contiguous masked runs of 1 / 2 / 3 whole words 56 / 27 / 16 %, masked
+inputs 80 / 10 / 10 %. The sample corpus is the standard library's
+documentation.
 """
 
 import numpy as np

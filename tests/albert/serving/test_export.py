@@ -463,7 +463,10 @@ def test_compare_serving_precision_reports_against_the_bars(
               "short line",
               "The function returns a new list of the items it was given.",
               "It opens the file, reads every line and closes it again.",
-              "Each call to the iterator yields the next value in turn.",
+              (
+                  "Each call to the iterator yields the next value of the "
+                  "sequence."
+              ),
           ]
       )
   )

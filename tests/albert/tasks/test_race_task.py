@@ -1,7 +1,9 @@
-"""RACE fine-tuning end to end: a learnable synthetic RACE in the download's
-layout (one JSON per article), the in-graph packing against the Python
-features, training, per-level accuracy, predictions and fresh-process
-serving."""
+"""RACE fine-tuning end to end, on a learnable synthetic RACE.
+
+The synthetic RACE is in the download's layout (one JSON per article); the
+tests cover the in-graph packing against the Python features, training,
+per-level accuracy, predictions and fresh-process serving.
+"""
 
 import json
 import os
