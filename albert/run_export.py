@@ -54,7 +54,7 @@ def main(argv: Sequence[str]) -> None:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
   for flag in (MODEL_DIR, SPM, EXPORT_DIR):
     if not flag.value:
-      sys.exit(f"export_saved_model: --{flag.name} is required")
+      sys.exit(f"run_export: --{flag.name} is required")
   try:
     if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
       raise ValueError(
@@ -79,7 +79,7 @@ def main(argv: Sequence[str]) -> None:
         top_k=TOP_K.value,
     )
   except (ValueError, tf.errors.OpError) as e:
-    sys.exit(f"export_saved_model: {str(e).strip().splitlines()[0]}")
+    sys.exit(f"run_export: {str(e).strip().splitlines()[0]}")
   print(f"exported {EXPORT_DIR.value}/encoder, /preprocessing, /serving")
 
 

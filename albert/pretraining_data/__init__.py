@@ -1,22 +1,23 @@
 """Pretraining data for ALBERT: SentencePiece vocabulary, MLM + SOP TFRecords.
 
 Modules (each named for its main function or class):
-  tokenization          text normalisation, SentencePiece, word starts.
   corpus_reader         byte-range blocks of the input files, read as documents.
   instances             pairs [CLS] A [SEP] B [SEP] for SOP / NSP / none.
   masking               whole-word n-gram masking (paper section 4.1).
   example_proto         tf.train.Example wire bytes without TensorFlow.
-  tfrecord_writer       TFRecord framing (crc32c), optional gzip.
   block_generator       one block of the corpus -> serialized examples.
   data_config           the options that decide the output, validated.
   shards                input globs, shard names, block -> shard.
   staging               temporary names, resume, commit.
   pipeline              worker processes and the run as a whole.
-  manifest, progress    manifest.json; counts, rate and ETA on the log.
+  manifest              manifest.json.
+  progress_reporter     counts, rate and ETA on the log.
   beam_pipeline         the same generation on Apache Beam.
   sentencepiece_trainer the vocabulary.
   sample_corpus         a corpus from the standard library's docstrings.
   original_baseline     the original algorithm, for benchmarks only.
 
-Nothing here imports TensorFlow at module level, so workers stay small.
+Text normalisation and SentencePiece are in albert/text/, TFRecord framing
+in official/io/. Nothing here imports TensorFlow at module level, so workers
+stay small.
 """
