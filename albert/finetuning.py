@@ -135,7 +135,7 @@ def train(
       logging.info("Encoder restored from %s; the head starts fresh.", path)
     else:
       logging.warning(
-          "No --init_checkpoint: fine-tuning a randomly " "initialised encoder."
+          "No --init_checkpoint: fine-tuning a randomly initialised encoder."
       )
   if trainer.is_chief:
     model_dir_lib.write_operative_config(model_dir)

@@ -70,7 +70,7 @@ def checkpoint_path(model_dir: str, checkpoint: Optional[str] = None) -> str:
     return path
   if not tf.io.gfile.exists(wanted + ".index"):
     raise ValueError(
-        f"checkpoint {wanted} not found ({wanted}.index does " "not exist)"
+        f"checkpoint {wanted} not found ({wanted}.index does not exist)"
     )
   return wanted
 

@@ -79,7 +79,7 @@ def from_original(
     )
   elif num_slots:
     logging.info(
-        "%s: %d optimizer slots ignored (--optimizer_slots converts " "them)",
+        "%s: %d optimizer slots ignored (--optimizer_slots converts them)",
         prefix,
         num_slots,
     )

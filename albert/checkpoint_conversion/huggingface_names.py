@@ -255,7 +255,7 @@ def config_from_huggingface(
       )
   if "model_type" not in data:
     raise ConversionError(
-        f"{source}: no model_type; expected " f"model_type={MODEL_TYPE!r}"
+        f"{source}: no model_type; expected model_type={MODEL_TYPE!r}"
     )
   fields = {
       f: data.get(key, default) for key, (f, default) in CONFIG_NAMES.items()

@@ -56,7 +56,7 @@ def read_checkpoint(path: str) -> Tuple[Dict[str, np.ndarray], str]:
     if isinstance(e, ConversionError):
       raise
     raise ConversionError(
-        f"cannot read checkpoint {prefix}: " f"{first_line(e)}"
+        f"cannot read checkpoint {prefix}: {first_line(e)}"
     ) from e
 
 

@@ -66,7 +66,7 @@ def read_weights(hf_dir: str) -> Tuple[Dict[str, np.ndarray], str]:
   sharded = [n for n in os.listdir(hf_dir) if n.endswith(".index.json")]
   hint = f" (sharded weights {sharded[0]} are not supported)" if sharded else ""
   raise ConversionError(
-      f"{hf_dir} holds neither {SAFETENSORS_FILE} nor " f"{PYTORCH_FILE}{hint}"
+      f"{hf_dir} holds neither {SAFETENSORS_FILE} nor {PYTORCH_FILE}{hint}"
   )
 
 

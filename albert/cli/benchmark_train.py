@@ -454,7 +454,7 @@ def main(argv):
   for name in ("steps", "rounds", "warmup_steps", "batch_size", "seq_length"):
     if flags.FLAGS[name].value < 1:
       sys.exit(
-          f"benchmark_train: --{name}={flags.FLAGS[name].value} must be " ">= 1"
+          f"benchmark_train: --{name}={flags.FLAGS[name].value} must be >= 1"
       )
   cpu = cpu_info.read()
   with_torch = TORCH.value and _torch_available()

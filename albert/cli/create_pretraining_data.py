@@ -60,7 +60,7 @@ flags.DEFINE_bool(
 flags.DEFINE_bool(
     "random_next_sentence",
     False,
-    "BERT's NSP: B from a random document (= " "--sentence_task=nsp).",
+    "BERT's NSP: B from a random document (= --sentence_task=nsp).",
 )
 flags.DEFINE_integer("max_seq_length", 512, "Maximum sequence length.")
 flags.DEFINE_integer("ngram", 3, "Longest masked n-gram, in whole words.")
@@ -86,7 +86,7 @@ flags.DEFINE_enum(
     "sentence_task",
     None,
     list(SENTENCE_TASKS),
-    "Sentence-level task: sop (default), nsp or none " "(paper Table 5).",
+    "Sentence-level task: sop (default), nsp or none (paper Table 5).",
 )
 flags.DEFINE_integer(
     "num_output_shards", 1, "Number of output files for a single --output_file."
@@ -94,7 +94,7 @@ flags.DEFINE_integer(
 flags.DEFINE_integer(
     "num_workers",
     None,
-    "Worker processes (default: all cores). Does not change " "the output.",
+    "Worker processes (default: all cores). Does not change the output.",
 )
 flags.DEFINE_bool("gzip", False, "Write gzip-compressed TFRecords.")
 flags.DEFINE_float(
@@ -160,9 +160,7 @@ def config_from_flags() -> PretrainingDataConfig:
 
 def main(argv):
   if len(argv) > 1:
-    sys.exit(
-        f"create_pretraining_data: error: unexpected arguments " f"{argv[1:]}"
-    )
+    sys.exit(f"create_pretraining_data: error: unexpected arguments {argv[1:]}")
   logging.set_verbosity(logging.INFO)
   try:
     config = config_from_flags()

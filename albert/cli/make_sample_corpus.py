@@ -30,9 +30,7 @@ def main(argv):
     sys.exit(f"make_sample_corpus: error: max_mb={FLAGS.max_mb} must be > 0")
   directory = os.path.dirname(os.path.abspath(FLAGS.output))
   if not os.path.isdir(directory):
-    sys.exit(
-        f"make_sample_corpus: error: directory {directory} does not " "exist"
-    )
+    sys.exit(f"make_sample_corpus: error: directory {directory} does not exist")
   max_bytes = None if FLAGS.max_mb is None else int(FLAGS.max_mb * 1e6)
   size = sample_corpus.write_sample_corpus(FLAGS.output, max_bytes)
   logging.info(

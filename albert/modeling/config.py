@@ -114,7 +114,7 @@ class AlbertConfig:
       )
     if self.sharing not in SHARING_MODES:
       raise ValueError(
-          f"sharing={self.sharing!r} is not one of " f"{SHARING_MODES}"
+          f"sharing={self.sharing!r} is not one of {SHARING_MODES}"
       )
     if self.hidden_act not in activations.ACTIVATION_NAMES:
       raise ValueError(

@@ -71,7 +71,7 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
     super().__init__(**kwargs)
     if sharing not in config_lib.SHARING_MODES:
       raise ValueError(
-          f"sharing={sharing!r} is not one of " f"{config_lib.SHARING_MODES}"
+          f"sharing={sharing!r} is not one of {config_lib.SHARING_MODES}"
       )
     if not 0 < num_hidden_groups <= num_layers:
       raise ValueError(

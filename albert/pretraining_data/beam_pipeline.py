@@ -188,7 +188,7 @@ def run(
       model_proto = f.read()
   except Exception as e:  # Beam raises BeamIOError / IOError by scheme.
     raise InputError(
-        f"cannot read SentencePiece model {spm_model_file}: " f"{e}"
+        f"cannot read SentencePiece model {spm_model_file}: {e}"
     ) from None
   tokenizer = SentencePieceTokenizer(
       model_proto,

@@ -116,7 +116,7 @@ def serialize_example(values: Dict[str, np.ndarray]) -> bytes:
   """
   if set(values) != set(_ORDER):
     raise ValueError(
-        f"features {sorted(values)} differ from the schema " f"{sorted(_ORDER)}"
+        f"features {sorted(values)} differ from the schema {sorted(_ORDER)}"
     )
   body = b"".join(_feature(name, values[name]) for name in _ORDER)
   return _length_delimited(_FIELD_1, body)

@@ -97,7 +97,7 @@ def train_sentencepiece(
     raise InputError(f"vocab_size={vocab_size} is too small")
   if not 0 < character_coverage <= 1:
     raise InputError(
-        f"character_coverage={character_coverage} must be in " "(0, 1]"
+        f"character_coverage={character_coverage} must be in (0, 1]"
     )
   sentences = sample_sentences(input_file, max_sentences, seed, do_lower_case)
   if not sentences:

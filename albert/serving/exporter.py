@@ -40,7 +40,7 @@ def export(
   """Writes the three SavedModels into `export_dir` (atomically)."""
   if os.path.exists(export_dir):
     raise ValueError(
-        f"export_dir {export_dir} exists: choose a new one or " "remove it"
+        f"export_dir {export_dir} exists: choose a new one or remove it"
     )
   if not os.path.isfile(spm_model_file):
     raise ValueError(f"SentencePiece model {spm_model_file} not found")

@@ -58,7 +58,7 @@ class AlbertPreprocessor(tf.Module):
     super().__init__(name=name)
     if seq_length < 3:
       raise ValueError(
-          f"seq_length={seq_length} must be >= 3 ([CLS] x [SEP] " "[SEP])"
+          f"seq_length={seq_length} must be >= 3 ([CLS] x [SEP] [SEP])"
       )
     self.spm_model = tf.saved_model.Asset(spm_model_file)
     with open(spm_model_file, "rb") as f:

@@ -221,7 +221,7 @@ class FinetuneTask(Task, abc.ABC):
       )
     if not os.path.isdir(self.data_dir):
       raise ValueError(
-          f"{self.name}: data_dir {self.data_dir} is not a " "directory"
+          f"{self.name}: data_dir {self.data_dir} is not a directory"
       )
     return self.data_dir
 

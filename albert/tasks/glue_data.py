@@ -266,7 +266,7 @@ def get_glue_task(task: str) -> GlueTaskSpec:
   key = task.lower().replace("-", "")
   if key not in GLUE_TASKS:
     raise InputError(
-        f"unknown GLUE task {task!r}; known tasks: " f"{', '.join(GLUE_TASKS)}"
+        f"unknown GLUE task {task!r}; known tasks: {', '.join(GLUE_TASKS)}"
     )
   return GLUE_TASKS[key]
 
@@ -384,6 +384,6 @@ def _label(
     return score
   if value not in spec.labels:
     raise InputError(
-        f"{where}: label {value!r} is not one of " f"{spec.labels}; {what}"
+        f"{where}: label {value!r} is not one of {spec.labels}; {what}"
     )
   return value

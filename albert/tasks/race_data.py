@@ -60,7 +60,7 @@ def read_race(
     directory = os.path.join(data_dir, split, level)
     if not os.path.isdir(directory):
       raise InputError(
-          f"{directory}: no such directory; {_LAYOUT} " "(RACE.tar.gz unpacked)"
+          f"{directory}: no such directory; {_LAYOUT} (RACE.tar.gz unpacked)"
       )
     names = sorted(n for n in os.listdir(directory) if n.endswith(".txt"))
     if not names:
@@ -86,7 +86,7 @@ def _read_file(
     raise InputError(f"{path}: not UTF-8 text ({e})") from None
   if not isinstance(article, dict):
     raise InputError(
-        f"{path}: expected a JSON object, found " f"{type(article).__name__}"
+        f"{path}: expected a JSON object, found {type(article).__name__}"
     )
   for key, kind in (
       ("id", str),
@@ -134,7 +134,7 @@ def _read_file(
       )
     if answer not in ANSWERS:
       raise InputError(
-          f"{where}: answer {answer!r} is not one of " f"{', '.join(ANSWERS)}"
+          f"{where}: answer {answer!r} is not one of {', '.join(ANSWERS)}"
       )
     examples.append(
         MultipleChoiceExample(

@@ -98,11 +98,11 @@ def load_json(path: str) -> Dict[str, Any]:
       return json.load(f)
   except OSError as e:
     raise InputError(
-        f"cannot read SQuAD file {path}: {e.strerror or e}; " "check the path"
+        f"cannot read SQuAD file {path}: {e.strerror or e}; check the path"
     ) from None
   except UnicodeDecodeError as e:
     raise InputError(
-        f"{path}: not valid UTF-8 ({e.reason}); convert the file " "to UTF-8"
+        f"{path}: not valid UTF-8 ({e.reason}); convert the file to UTF-8"
     ) from None
   except json.JSONDecodeError as e:
     raise InputError(

@@ -118,7 +118,7 @@ class ConditionalSpanHead(tf_keras.layers.Layer):
     super().__init__(**kwargs)
     if start_n_top < 1 or end_n_top < 1:
       raise ValueError(
-          f"start_n_top={start_n_top} and end_n_top={end_n_top} " "must be >= 1"
+          f"start_n_top={start_n_top} and end_n_top={end_n_top} must be >= 1"
       )
     self.hidden_size = hidden_size
     self.initializer_range = initializer_range

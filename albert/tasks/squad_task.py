@@ -76,7 +76,7 @@ class SquadTask(FinetuneTask):
     super().__init__(**kwargs)
     if version not in VERSIONS:
       raise ValueError(
-          f"SquadTask.version={version!r} must be one of " f"{VERSIONS}"
+          f"SquadTask.version={version!r} must be one of {VERSIONS}"
       )
     if not 0 < max_query_length <= self.seq_length - 4:
       raise ValueError(
@@ -234,7 +234,7 @@ class SquadTask(FinetuneTask):
         gold = squad_data.gold_answers(examples)
         threshold = squad_metrics.evaluate_v2(gold, raw, odds)["best_f1_thresh"]
       logging.info(
-          "%s: null odds threshold %.4f (best F1 on these gold " "answers)",
+          "%s: null odds threshold %.4f (best F1 on these gold answers)",
           self.name,
           threshold,
       )

@@ -117,7 +117,7 @@ class SentencePieceTokenizer:
         proto = f.read()
     except OSError as e:
       raise InputError(
-          f"cannot read SentencePiece model {path}: " f"{e.strerror or e}"
+          f"cannot read SentencePiece model {path}: {e.strerror or e}"
       ) from None
     return cls(proto, lower, name=f"SentencePiece model {path}")
 

@@ -94,7 +94,7 @@ class Worker:
       return float(line)
     except ValueError:
       raise WorkerError(
-          f"{self.name}: expected seconds, got " f"{line.strip()[:200]!r}"
+          f"{self.name}: expected seconds, got {line.strip()[:200]!r}"
       ) from None
 
   def close(self) -> Dict:

@@ -51,11 +51,11 @@ class TrainerConfig:
       value = getattr(self, name)
       if not isinstance(value, int) or value <= 0:
         raise ValueError(
-            f"TrainerConfig.{name}={value!r} must be a positive " "integer"
+            f"TrainerConfig.{name}={value!r} must be a positive integer"
         )
     if self.eval_interval < 0:
       raise ValueError(
-          f"TrainerConfig.eval_interval={self.eval_interval} must " "be >= 0"
+          f"TrainerConfig.eval_interval={self.eval_interval} must be >= 0"
       )
     if self.mixed_precision_policy not in POLICIES:
       raise ValueError(

@@ -33,5 +33,5 @@ def serving_policy(precision: str) -> str:
     return SERVING_POLICIES[precision]
   except KeyError:
     raise ValueError(
-        f"precision={precision!r} is not one of " f"{tuple(SERVING_POLICIES)}"
+        f"precision={precision!r} is not one of {tuple(SERVING_POLICIES)}"
     ) from None

@@ -93,7 +93,7 @@ def test_errors_name_the_file(tmp_path):
     json.dump({**CONFIG.to_dict(), "num_hidden_layers": 3}, f)
   with pytest.raises(
       ValueError,
-      match=r"unknown AlbertConfig fields " r"\['num_hidden_layers'\]",
+      match=r"unknown AlbertConfig fields \['num_hidden_layers'\]",
   ):
     model_dir_lib.load_pretrainer(folder)
 

@@ -325,7 +325,7 @@ def test_refuses_to_resume_with_another_model(data_dir, tmp_path):
       global_batch_size=8,
   )
   with pytest.raises(
-      ValueError, match=r"holds a different model \(num_layers: " r"2 -> 3\)"
+      ValueError, match=r"holds a different model \(num_layers: 2 -> 3\)"
   ):
     Trainer(
         task=task,
@@ -365,7 +365,7 @@ def test_data_checks(data_dir, tmp_path):
       max_predictions_per_seq=5,
   )
   with pytest.raises(
-      ValueError, match=r"input_ids has length 32 but the run " r"expects 64"
+      ValueError, match=r"input_ids has length 32 but the run expects 64"
   ):
     task.validate_data()
   with pytest.raises(ValueError, match="train_file_pattern is required"):

@@ -185,7 +185,7 @@ def test_group_rule_transformers_cannot_express_is_refused(tmp_path):
       step=0,
   )
   with pytest.raises(
-      ConversionError, match="transformers runs layer 9 with " "group 6"
+      ConversionError, match="transformers runs layer 9 with group 6"
   ):
     converter.to_huggingface(
         checkpoint=str(tmp_path / "ours"), output_dir=str(tmp_path / "hf")
@@ -243,7 +243,7 @@ def test_pytorch_model_bin_with_aliases_and_buffers(tmp_path):
   torch.save(state, folder / "pytorch_model.bin")
   with pytest.raises(
       ConversionError,
-      match="predictions.decoder.bias " "differs from predictions.bias",
+      match="predictions.decoder.bias differs from predictions.bias",
   ):
     converter.from_huggingface(
         checkpoint=str(folder), output_dir=str(tmp_path / "untied")

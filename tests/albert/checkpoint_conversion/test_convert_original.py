@@ -282,7 +282,7 @@ def test_bad_original_inputs_are_named(tmp_path):
   (tmp_path / "out").mkdir()
   (tmp_path / "out" / "keep.txt").write_text("x")
   with pytest.raises(
-      ConversionError, match="already exists and is not an " "empty directory"
+      ConversionError, match="already exists and is not an empty directory"
   ):
     converter.from_original(
         checkpoint=ckpt,

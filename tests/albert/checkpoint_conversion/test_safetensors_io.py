@@ -48,7 +48,7 @@ def test_bfloat16_is_refused_by_name(tmp_path):
   )
   with pytest.raises(
       ConversionError,
-      match="tensor albert.pooler.weight has " "dtype BF16; only F32 and F16",
+      match="tensor albert.pooler.weight has dtype BF16; only F32 and F16",
   ):
     safetensors_io.read_weights(str(tmp_path))
 

@@ -32,9 +32,7 @@ def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
   log = run.stdout + run.stderr
   losses = [
       float(x)
-      for x in re.findall(
-          r"train \d+/300 steps.*?" r"masked_lm_loss ([\d.]+)", log
-      )
+      for x in re.findall(r"train \d+/300 steps.*?masked_lm_loss ([\d.]+)", log)
   ]
   assert len(losses) == 3, log[-3000:]
   assert losses[-1] < losses[0] - 0.5

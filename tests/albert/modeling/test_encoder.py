@@ -157,14 +157,14 @@ def test_too_long_input_is_a_clear_error():
   encoder = AlbertEncoder(**TINY)
   with pytest.raises(
       ValueError,
-      match="sequence length 17 exceeds " "max_position_embeddings=16",
+      match="sequence length 17 exceeds max_position_embeddings=16",
   ):
     encoder(encoder.dummy_inputs(seq_length=17))
 
 
 def test_bad_arguments_are_reported_by_name():
   with pytest.raises(
-      ValueError, match="hidden_size=16 must be divisible by " "num_heads=5"
+      ValueError, match="hidden_size=16 must be divisible by num_heads=5"
   ):
     AlbertEncoder(**{**TINY, "num_heads": 5})
   with pytest.raises(TypeError, match="unknown arguments.*num_hidden_layers"):

@@ -56,7 +56,7 @@ def test_ax_from_read_glue_guids(tmp_path):
   )
   assert os.path.basename(path) == "AX.tsv"
   assert _read(path) == (
-      "index\tprediction\n0\tneutral\n1\tcontradiction\n" "2\tentailment\n"
+      "index\tprediction\n0\tneutral\n1\tcontradiction\n2\tentailment\n"
   )
 
 
