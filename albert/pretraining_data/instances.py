@@ -20,9 +20,10 @@ negatives into SOP (53% label 1). Here, for SOP and none, the segment is cut
 at a random word start into A and B and then treated like any other pair; a
 one-token segment gives no example. NSP keeps the original behaviour.
 
-Deliberate difference: the target length is drawn for every sequence, so
-short_seq_prob is the share of sequences with a short target (the original
-draws it once per document, so whole documents come out short together).
+The target length is drawn once per document and pass, before its first
+chunk, as the original's `create_instances_from_document` does: with
+probability short_seq_prob every sequence of that document in that pass gets
+the same short target (docs/reference.md section 4).
 """
 
 import dataclasses
@@ -148,7 +149,7 @@ class InstanceBuilder:
     doc = documents[doc_index]
     tokens, offsets = doc.tokens, doc.offsets
     instances = []
-    target = self._target_length(rng)
+    target = self._target_length(rng)  # Once per document, as the original.
     chunk_start, i = 0, 0
     while i < doc.num_segments:
       if i + 1 < doc.num_segments and (
@@ -172,6 +173,5 @@ class InstanceBuilder:
       if len(b):
         a, b = truncate_pair(a, b, config.max_num_tokens, rng)
         instances.append(Instance(a, b, label, target))
-      target = self._target_length(rng)
       chunk_start = i = i + 1
     return instances

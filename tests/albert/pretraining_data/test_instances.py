@@ -82,12 +82,23 @@ def test_no_sentence_task_keeps_order(documents, tokenizer):
     assert _in_order(documents[index].tokens, inst.tokens_a, inst.tokens_b)
 
 
-def test_ten_percent_of_sequences_get_a_short_target(documents, tokenizer):
+def test_ten_percent_of_documents_get_a_short_target(documents, tokenizer):
   config, instances = _instances(documents, tokenizer, passes=4)
+  assert len(instances) > 4000
+  # One target per document and pass (the original's rule): the instances of
+  # one pass over one document are consecutive and share it.
+  groups, previous = [], None
+  for index, inst in instances:
+    if index != previous:
+      groups.append([])
+      previous = index
+    groups[-1].append(inst.target_length)
+  assert all(len(set(targets)) == 1 for targets in groups)
+  group_short = np.array([t[0] < config.max_num_tokens for t in groups])
+  assert len(groups) > 300
+  assert abs(group_short.mean() - 0.1) < 0.04
   targets = np.array([inst.target_length for _, inst in instances])
   short = targets < config.max_num_tokens
-  assert len(targets) > 4000
-  assert abs(short.mean() - 0.1) < 0.02
   assert targets[short].min() >= 2
   lengths = np.array([len(i.tokens_a) + len(i.tokens_b) for _, i in instances])
   # Short targets give short sequences on average.
