@@ -1,11 +1,15 @@
 r"""Trains an ALBERT SentencePiece model: PREFIX.model and PREFIX.vocab.
 
-Unigram, <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4, no <s>/</s>, from a
-bounded random sample of the input lines (memory does not grow with the
-corpus):
+The original README's settings by default: unigram, <pad>=0, <unk>=1,
+[CLS]=2, [SEP]=3, [MASK]=4, no <s>/</s>, user-defined symbols ( ) " - . – £ €,
+character coverage 0.99995, trained on a random sample of at most 10,000,000
+input lines (memory grows with the sample, not with the corpus):
 
   python tools/train_sentencepiece.py --input='corpus/*.txt' \
       --model_prefix=spm --vocab_size=30000
+
+`--user_defined_symbols=` (empty) trains without the extra symbols; a list
+that contains `"` cannot be passed as a flag (absl parses it as CSV).
 """
 
 import sys
@@ -16,7 +20,7 @@ from absl import logging
 
 from albert import cli
 from official.core.errors import InputError
-from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece
+from albert.pretraining_data import sentencepiece_trainer as trainer_lib
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Text files: comma-separated files/globs.")
@@ -25,7 +29,9 @@ flags.DEFINE_string(
 )
 flags.DEFINE_integer("vocab_size", 30000, "Number of pieces.")
 flags.DEFINE_integer(
-    "max_sentences", 1_000_000, "Lines sampled from the input for training."
+    "max_sentences",
+    trainer_lib.ORIGINAL_MAX_SENTENCES,
+    "Lines sampled from the input for training (original: 10M).",
 )
 flags.DEFINE_bool(
     "do_lower_case", True, "Lower-case, as create_pretraining_data does."
@@ -34,7 +40,9 @@ flags.DEFINE_float(
     "character_coverage", 0.99995, "Share of characters the vocabulary covers."
 )
 flags.DEFINE_list(
-    "user_defined_symbols", [], "Extra pieces that are never split."
+    "user_defined_symbols",
+    list(trainer_lib.ORIGINAL_USER_DEFINED_SYMBOLS),
+    "Extra pieces that are never split (default: the original's).",
 )
 flags.DEFINE_bool(
     "hard_vocab_limit", True, "Fail if the corpus cannot support --vocab_size."
@@ -51,7 +59,7 @@ def main(argv):
     for name in ("input", "model_prefix"):
       if not FLAGS[name].value:
         raise InputError(f"--{name} is required")
-    train_sentencepiece(
+    trainer_lib.train_sentencepiece(
         input_file=FLAGS.input,
         model_prefix=FLAGS.model_prefix,
         vocab_size=FLAGS.vocab_size,

@@ -1,8 +1,10 @@
 """`train_sentencepiece`: an ALBERT SentencePiece vocabulary from text files.
 
-As the released `30k-clean.model` (docs/reference.md section 4): unigram,
-<pad>=0, <unk>=1, control symbols [CLS]=2, [SEP]=3, [MASK]=4, no <s> / </s>,
-character coverage 0.99995, sentences shuffled. Lines are normalised exactly as
+With the original README's `spm_train` settings, as the released
+`30k-clean.model` (docs/reference.md section 4): unigram, <pad>=0, <unk>=1,
+control symbols [CLS]=2, [SEP]=3, [MASK]=4, no <s> / </s>, the user-defined
+symbols ( ) " - . – £ € (ids 5 to 12), character coverage 0.99995, a shuffled
+sample of 10,000,000 sentences. Lines are normalised exactly as
 `create_pretraining_data` normalises them before encoding. At most
 `max_sentences` lines, a seeded uniform sample of the whole input (reservoir
 sampling), reach the trainer, so memory does not grow with the corpus.
@@ -21,6 +23,21 @@ from official.core.errors import InputError
 from albert.text.tokenization import CONTROL_PIECES
 from albert.text.tokenization import preprocess_text
 from official.io import atomic_write
+
+# The original README's `spm_train --user_defined_symbols`: pieces that are
+# never split or merged (ids 5 to 12 after the control symbols).
+ORIGINAL_USER_DEFINED_SYMBOLS = (
+    "(",
+    ")",
+    '"',
+    "-",
+    ".",
+    "\u2013",
+    "\u00a3",
+    "\u20ac",
+)
+# The original README's `--input_sentence_size`.
+ORIGINAL_MAX_SENTENCES = 10_000_000
 
 
 def sample_sentences(
@@ -65,10 +82,10 @@ def train_sentencepiece(
     input_file: str,
     model_prefix: str,
     vocab_size: int = 30000,
-    max_sentences: int = 1_000_000,
+    max_sentences: int = ORIGINAL_MAX_SENTENCES,
     do_lower_case: bool = True,
     character_coverage: float = 0.99995,
-    user_defined_symbols: Sequence[str] = (),
+    user_defined_symbols: Sequence[str] = ORIGINAL_USER_DEFINED_SYMBOLS,
     hard_vocab_limit: bool = True,
     seed: int = 12345,
     num_threads: int = 0,
@@ -79,10 +96,12 @@ def train_sentencepiece(
     input_file: comma-separated files or globs.
     model_prefix: output path without extension; its directory must exist.
     vocab_size: number of pieces (a hard limit unless hard_vocab_limit=False).
-    max_sentences: size of the sample given to the trainer.
+    max_sentences: size of the sample given to the trainer (held in memory,
+      about 100 bytes per sentence).
     do_lower_case: lower-case the text, as create_pretraining_data does.
     character_coverage: share of characters the vocabulary must cover.
-    user_defined_symbols: extra pieces never split (a list, not a string).
+    user_defined_symbols: extra pieces never split (a list, not a string);
+      () for none.
     hard_vocab_limit: fail if the corpus cannot support vocab_size.
     seed: seed of the sample.
     num_threads: trainer threads (0: all cores).

@@ -103,6 +103,34 @@ def test_vocabulary_has_albert_special_ids(spm_model):
   )
 
 
+def test_vocabulary_has_the_original_user_defined_symbols(spm_model):
+  # The original README's spm_train line: ( ) " - . en-dash pound euro at
+  # ids 5 to 12, each always one piece of its own.
+  processor = spm.SentencePieceProcessor(model_file=spm_model)
+  symbols = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
+  assert [processor.id_to_piece(i) for i in range(5, 13)] == symbols
+  # User-defined pieces are never merged with their neighbours.
+  assert processor.encode("((--..", out_type=str)[-6:] == list("((--..")
+  pieces = processor.encode("a(b)c\u20ac5", out_type=str)
+  assert "(" in pieces and ")" in pieces and "\u20ac" in pieces
+
+
+def test_vocabulary_can_leave_the_symbols_out(tmp_path, corpus_path):
+  model, _ = train_sentencepiece(
+      input_file=corpus_path,
+      model_prefix=str(tmp_path / "plain"),
+      vocab_size=300,
+      max_sentences=2000,
+      user_defined_symbols=(),
+      num_threads=1,
+  )
+  processor = spm.SentencePieceProcessor(model_file=model)
+  pieces = [processor.id_to_piece(i) for i in range(300)]
+  assert pieces[:5] == ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"]
+  assert pieces[5:13] != ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
+  assert not {"\u2013", "\u00a3", "\u20ac"} & set(pieces)
+
+
 def test_training_sample_is_bounded_and_seeded(corpus_path):
   first = sample_sentences(corpus_path, 300, seed=1, lower=True)
   assert len(first) == 300
