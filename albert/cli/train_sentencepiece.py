@@ -47,6 +47,12 @@ flags.DEFINE_list(
 flags.DEFINE_bool(
     "hard_vocab_limit", True, "Fail if the corpus cannot support --vocab_size."
 )
+flags.DEFINE_enum(
+    "model_type",
+    "unigram",
+    list(trainer_lib.MODEL_TYPES),
+    "SentencePiece algorithm (original: unigram).",
+)
 flags.DEFINE_integer("seed", 12345, "Seed of the sentence sample.")
 flags.DEFINE_integer("num_threads", 0, "Trainer threads (0: all cores).")
 
@@ -70,6 +76,7 @@ def main(argv):
         hard_vocab_limit=FLAGS.hard_vocab_limit,
         seed=FLAGS.seed,
         num_threads=FLAGS.num_threads,
+        model_type=FLAGS.model_type,
     )
   except InputError as e:
     sys.exit(f"train_sentencepiece: error: {e}")

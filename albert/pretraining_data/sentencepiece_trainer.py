@@ -77,6 +77,11 @@ def sample_sentences(
   return sample
 
 
+# Piece models whose pieces mark word starts with "\u2581", as the masking and
+# the serving preprocessor expect.
+MODEL_TYPES = ("unigram", "bpe")
+
+
 def train_sentencepiece(
     *,
     input_file: str,
@@ -89,6 +94,7 @@ def train_sentencepiece(
     hard_vocab_limit: bool = True,
     seed: int = 12345,
     num_threads: int = 0,
+    model_type: str = "unigram",
 ) -> Tuple[str, str]:
   """Trains and writes PREFIX.model and PREFIX.vocab; returns their paths.
 
@@ -105,6 +111,7 @@ def train_sentencepiece(
     hard_vocab_limit: fail if the corpus cannot support vocab_size.
     seed: seed of the sample.
     num_threads: trainer threads (0: all cores).
+    model_type: "unigram" (the original's) or "bpe".
 
   Raises:
     InputError: bad input or options; no file is written.
@@ -118,6 +125,10 @@ def train_sentencepiece(
     raise InputError(
         f"character_coverage={character_coverage} must be in (0, 1]"
     )
+  if model_type not in MODEL_TYPES:
+    raise InputError(
+        f"model_type={model_type!r} must be one of {', '.join(MODEL_TYPES)}"
+    )
   sentences = sample_sentences(input_file, max_sentences, seed, do_lower_case)
   if not sentences:
     raise InputError(f"input {input_file} has no text")
@@ -126,7 +137,7 @@ def train_sentencepiece(
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(sentences),
         model_writer=model,
-        model_type="unigram",
+        model_type=model_type,
         vocab_size=vocab_size,
         pad_id=0,
         unk_id=1,

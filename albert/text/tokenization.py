@@ -13,6 +13,7 @@ import re
 import unicodedata
 from typing import List, Sequence
 
+from absl import logging
 import numpy as np
 import sentencepiece as spm
 
@@ -27,6 +28,22 @@ CONTROL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
 _PUNCTUATION = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz") | _PUNCTUATION
 _DIGIT_COMMA = re.compile(r"\d,")
+
+
+def _check_sentencepiece_version() -> None:
+  """Warns if the library breaks Viterbi ties unlike tensorflow-text's."""
+  version = tuple(int(v) for v in re.findall(r"\d+", spm.__version__)[:3])
+  if version >= (0, 2, 2):
+    logging.warning(
+        "sentencepiece %s breaks segmentation ties (e.g. '000' as '0'+'00' or "
+        "'00'+'0') unlike the tokenizer in tensorflow-text, so data written "
+        "here and SavedModel preprocessing may differ; install "
+        "sentencepiece<0.2.2 (requirements.txt)",
+        spm.__version__,
+    )
+
+
+_check_sentencepiece_version()
 
 
 def preprocess_text(line: str, lower: bool) -> str:

@@ -131,6 +131,34 @@ def test_vocabulary_can_leave_the_symbols_out(tmp_path, corpus_path):
   assert not {"\u2013", "\u00a3", "\u20ac"} & set(pieces)
 
 
+def test_vocabulary_model_type_bpe(tmp_path, corpus_path):
+  model, _ = train_sentencepiece(
+      input_file=corpus_path,
+      model_prefix=str(tmp_path / "bpe"),
+      vocab_size=300,
+      max_sentences=2000,
+      model_type="bpe",
+      num_threads=1,
+  )
+  processor = spm.SentencePieceProcessor(model_file=model)
+  # BPE scores its pieces by merge rank (0, -1, -2, ...); unigram by log
+  # probabilities, which are not whole numbers.
+  scores = [processor.get_score(i) for i in range(13, 300)]
+  assert all(s == int(s) for s in scores)
+  assert scores == sorted(scores, reverse=True)
+  assert processor.id_to_piece(2) == "[CLS]"
+
+
+def test_vocabulary_model_type_is_checked(tmp_path, corpus_path):
+  with pytest.raises(InputError, match="model_type='word' must be one of"):
+    train_sentencepiece(
+        input_file=corpus_path,
+        model_prefix=str(tmp_path / "w"),
+        model_type="word",
+    )
+  assert not list(tmp_path.iterdir())
+
+
 def test_training_sample_is_bounded_and_seeded(corpus_path):
   first = sample_sentences(corpus_path, 300, seed=1, lower=True)
   assert len(first) == 300
