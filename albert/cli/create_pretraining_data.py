@@ -26,6 +26,7 @@ from absl import logging
 from albert import cli
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.data_config import SENTENCE_TASKS
+from albert.pretraining_data.data_config import SINGLE_SEGMENT_RULES
 from official.core.errors import InputError
 from albert.pretraining_data.pipeline import create_pretraining_data
 
@@ -88,8 +89,30 @@ flags.DEFINE_enum(
     list(SENTENCE_TASKS),
     "Sentence-level task: sop (default), nsp or none (paper Table 5).",
 )
+flags.DEFINE_enum(
+    "single_segment",
+    "split",
+    list(SINGLE_SEGMENT_RULES),
+    "SOP chunks of one segment: split (cut at a word start; default) or "
+    "random_document (the original: B from a random document, label 1).",
+)
 flags.DEFINE_integer(
-    "num_output_shards", 1, "Number of output files for a single --output_file."
+    "document_pool_size",
+    10000,
+    "Documents sampled from every block of the corpus to draw random B from "
+    "(nsp, random_document). Changes the output.",
+)
+flags.DEFINE_integer(
+    "num_output_shards",
+    1,
+    "Number of output files for a single --output_file; each is a uniform "
+    "random sample of all examples, in random order.",
+)
+flags.DEFINE_float(
+    "shuffle_memory_mb",
+    512,
+    "Records held at once while a shard is written (larger shards are "
+    "written in parts). Does not change the output.",
 )
 flags.DEFINE_integer(
     "num_workers",
@@ -100,8 +123,7 @@ flags.DEFINE_bool("gzip", False, "Write gzip-compressed TFRecords.")
 flags.DEFINE_float(
     "block_size_mb",
     2.0,
-    "Corpus block size: unit of parallel work and window for "
-    "random documents. Changes the output.",
+    "Corpus block size: the unit of parallel work. Changes the output.",
 )
 flags.DEFINE_string(
     "manifest_file", None, "Default: manifest.json beside the first shard."
@@ -155,6 +177,8 @@ def config_from_flags() -> PretrainingDataConfig:
       do_whole_word_mask=FLAGS.do_whole_word_mask,
       sentence_task=_sentence_task(),
       block_bytes=max(1, int(FLAGS.block_size_mb * (1 << 20))),
+      single_segment=FLAGS.single_segment,
+      document_pool_size=FLAGS.document_pool_size,
   )
 
 
@@ -176,7 +200,11 @@ def main(argv):
     if FLAGS.runner == "local":
       if FLAGS.num_workers is not None and FLAGS.num_workers < 1:
         raise InputError(f"num_workers={FLAGS.num_workers} must be >= 1")
-      create_pretraining_data(num_workers=FLAGS.num_workers, **common)
+      create_pretraining_data(
+          num_workers=FLAGS.num_workers,
+          shuffle_memory_mb=FLAGS.shuffle_memory_mb,
+          **common,
+      )
     else:
       from albert.pretraining_data import beam_pipeline
 

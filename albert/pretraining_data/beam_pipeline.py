@@ -2,12 +2,15 @@
 
 The corpus is planned into the same byte-range blocks and pass groups as the
 local path (`corpus_reader.plan_blocks`, `block_generator.pass_groups`); each
-(block, passes) unit is one element, turned into serialized examples by
-`generate_block` with the same seeds, so for equal
-inputs, options and model the pipeline writes the same multiset of examples
-as `pipeline.create_pretraining_data` (the runner decides which shard holds
-which example and in what order). Files are read through Beam's FileSystems,
-so inputs, model and outputs may live on gs://, s3://, hdfs://, ...
+(block, passes) unit is one element, turned into examples by `generate_block`
+with the same seeds and the same random-document pool (a side input). Each
+example is keyed by its shard; a shard's examples are grouped, sorted by
+their place (global_shuffle) and written by one worker. So for equal inputs,
+options, model and number of shards the pipeline writes the same bytes as
+`pipeline.create_pretraining_data`, whatever the runner. A worker holds one
+shard's records while it writes it: size shards with --num_output_shards.
+Files are read through Beam's FileSystems, so inputs, model and outputs may
+live on gs://, s3://, hdfs://, ...
 
   python tools/create_pretraining_data.py --runner=DataflowRunner \
       --beam_pipeline_options="--project=P --region=R \
@@ -26,15 +29,21 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
+import numpy as np
+
 from albert.pretraining_data import corpus_reader
+from albert.pretraining_data import document_pool
+from albert.pretraining_data import global_shuffle
 from albert.pretraining_data import manifest as manifest_lib
 from albert.pretraining_data import shards as shards_lib
+from albert.pretraining_data.block_generator import block_documents
 from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from official.core.errors import InputError
 from albert.text.tokenization import SentencePieceTokenizer
+from official.core.errors import InputError
+from official.io.tfrecord import TFRecordWriter
 
 _STATS = "stats"
 
@@ -60,8 +69,8 @@ def expand_inputs(patterns: str) -> List[Tuple[str, int]]:
   return ordered
 
 
-class _GenerateBlock(beam.DoFn):
-  """(block, passes) -> serialized examples; counts on the "stats" output."""
+class _Tokenizing(beam.DoFn):
+  """A DoFn with the SentencePiece model loaded once per worker."""
 
   def __init__(self, model_proto: bytes, config: PretrainingDataConfig):
     super().__init__()
@@ -74,13 +83,88 @@ class _GenerateBlock(beam.DoFn):
         self._model_proto, self._config.do_lower_case
     )
 
-  def process(self, unit: Tuple[corpus_reader.Block, range]) -> Iterator:
-    block, passes = unit
-    stats = BlockStats()
-    yield from generate_block(
-        block, self._tokenizer, self._config, stats, passes=passes, opener=_open
+
+class _SamplePool(_Tokenizing):
+  """block -> its share of the random-document pool."""
+
+  def __init__(self, model_proto, config, num_blocks: int):
+    super().__init__(model_proto, config)
+    self._num_blocks = num_blocks
+
+  def process(self, block: corpus_reader.Block) -> Iterator:
+    documents = block_documents(
+        block, self._tokenizer, self._config, opener=_open
     )
+    yield block.index, document_pool.sample_block(
+        documents, block.index, self._num_blocks, self._config
+    )
+
+
+def _merge_pool(parts) -> document_pool.DocumentPool:
+  pool = document_pool.DocumentPool.concatenate(
+      [part for _, part in sorted(parts, key=lambda kv: kv[0])]
+  )
+  if len(pool) < 2:
+    raise InputError(
+        f"the corpus has {len(pool)} document(s); random documents "
+        "(--sentence_task=nsp, --single_segment=random_document) need 2"
+    )
+  return pool
+
+
+class _GenerateBlock(_Tokenizing):
+  """(block, group, passes) -> (shard, (sort key, record, document, tokens)).
+
+  The sort key (order, block, group, index in the unit) orders a shard as
+  the local pipeline does; the counts go to the "stats" output.
+  """
+
+  def __init__(self, model_proto, config, num_shards: int):
+    super().__init__(model_proto, config)
+    self._num_shards = num_shards
+
+  def process(self, unit: Tuple, pool=None) -> Iterator:
+    block, group, passes = unit
+    stats = BlockStats()
+    examples = generate_block(
+        block,
+        self._tokenizer,
+        self._config,
+        stats,
+        passes=passes,
+        opener=_open,
+        num_shards=self._num_shards,
+        pool=pool,
+    )
+    for seq, example in enumerate(examples):
+      yield example.shard, (
+          (example.order, block.index, group, seq),
+          example.record,
+          example.document,
+          example.tokens,
+      )
     yield beam.pvalue.TaggedOutput(_STATS, stats.to_dict())
+
+
+def _write_shard(element, paths: Sequence[str], gzip: bool) -> Dict:
+  """(shard, its examples) -> the file, sorted; returns its counts."""
+  shard, values = element
+  examples = sorted((v for v in values if v is not None), key=lambda v: v[0])
+  stats = global_shuffle.ShardStats()
+  path = paths[shard]
+  tmp = path + ".tmp"
+  with FileSystems.create(
+      tmp, compression_type=CompressionTypes.UNCOMPRESSED
+  ) as f:
+    writer = TFRecordWriter(f, gzip)
+    writer.write_all(record for _, record, _, _ in examples)
+    writer.close()
+  FileSystems.rename([tmp], [path])
+  stats.add(
+      np.array([v[2] for v in examples], dtype=np.int64),
+      np.array([v[3] for v in examples], dtype=np.int64),
+  )
+  return {"shard": shard, "file": path, **stats.to_dict()}
 
 
 class _SumStats(beam.CombineFn):
@@ -101,13 +185,28 @@ class _SumStats(beam.CombineFn):
     return accumulator.to_dict()
 
 
-def _write_manifest(totals: Dict[str, int], base: Dict, path: str) -> None:
+def _write_manifest(
+    totals: Dict[str, int], shards: List[Dict], base: Dict, path: str
+) -> None:
   if not totals["examples"]:
     raise InputError(
         "no examples: the input has no document that gives a "
         "pair of segments"
     )
-  manifest = manifest_lib.build_manifest(totals=totals, **base)
+  shards = sorted(shards, key=lambda s: s["shard"])
+  manifest = manifest_lib.build_manifest(
+      totals=totals,
+      shards=[
+          {
+              "file": FileSystems.split(s["file"])[1],
+              "num_examples": s["examples"],
+              "num_tokens": s["tokens"],
+          }
+          for s in shards
+      ],
+      mixing=global_shuffle.mixing_summary(shards),
+      **base,
+  )
   tmp = path + ".tmp"
   with FileSystems.create(tmp) as f:
     f.write((json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
@@ -133,36 +232,51 @@ def build_pipeline(
         "the Beam runner takes one --output_file name; use "
         "--num_output_shards for several shards"
     )
-  prefix, suffix = shards_lib.split_extension(names[0])
+  paths = shards_lib.numbered_names(names[0], num_output_shards)
+  pool = None
+  if config.uses_random_documents:
+    pool = beam.pvalue.AsSingleton(
+        pipeline
+        | "Blocks" >> beam.Create(list(blocks))
+        | "SpreadBlocks" >> beam.Reshuffle()
+        | "SamplePool"
+        >> beam.ParDo(_SamplePool(model_proto, config, len(blocks)))
+        | "GatherPool" >> beam.combiners.ToList()
+        | "MergePool" >> beam.Map(_merge_pool)
+    )
+  groups = pass_groups(len(blocks), config.dupe_factor)
   results = (
       pipeline
       | "Units"
       >> beam.Create(
           [
-              (block, passes)
+              (block, g, passes)
               for block in blocks
-              for passes in pass_groups(len(blocks), config.dupe_factor)
+              for g, passes in enumerate(groups)
           ]
       )
       | "Spread" >> beam.Reshuffle()
       | "Generate"
-      >> beam.ParDo(_GenerateBlock(model_proto, config)).with_outputs(
-          _STATS, main="examples"
-      )
+      >> beam.ParDo(
+          _GenerateBlock(model_proto, config, num_output_shards), pool=pool
+      ).with_outputs(_STATS, main="examples")
   )
-  _ = results.examples | "Write" >> beam.io.WriteToTFRecord(
-      prefix if num_output_shards > 1 else names[0],
-      file_name_suffix=suffix if num_output_shards > 1 else "",
-      num_shards=num_output_shards,
-      shard_name_template=None if num_output_shards > 1 else "",
-      compression_type=(
-          CompressionTypes.GZIP if gzip else CompressionTypes.UNCOMPRESSED
-      ),
+  every_shard = pipeline | "Shards" >> beam.Create(
+      [(s, None) for s in range(num_output_shards)]
   )
-  _ = (
-      results[_STATS]
-      | "Sum" >> beam.CombineGlobally(_SumStats())
-      | "Manifest" >> beam.Map(_write_manifest, manifest_base, manifest_path)
+  shard_counts = (
+      (results.examples, every_shard)
+      | "WithEmptyShards" >> beam.Flatten()
+      | "ByShard" >> beam.GroupByKey()
+      | "Write" >> beam.Map(_write_shard, paths, gzip)
+      | "ShardList" >> beam.combiners.ToList()
+  )
+  totals = results[_STATS] | "Sum" >> beam.CombineGlobally(_SumStats())
+  _ = totals | "Manifest" >> beam.Map(
+      _write_manifest,
+      beam.pvalue.AsSingleton(shard_counts),
+      manifest_base,
+      manifest_path,
   )
 
 
@@ -206,7 +320,6 @@ def run(
       model_sha256=hashlib.sha256(model_proto).hexdigest(),
       vocab_size=tokenizer.vocab_size,
       compression="GZIP" if gzip else "",
-      shards=[],
   )
   if runner.lower() in ("direct", "directrunner"):
     # Beam's DirectRunner first tries to download the Prism runner binary;

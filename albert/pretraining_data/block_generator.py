@@ -5,30 +5,59 @@ Reproducibility: every draw comes from a numpy Generator seeded by
 examples depend only on the inputs, the config and the model, never on which
 process runs it or on what ran before.
 
+Global shuffle: every example also gets a 64-bit random key from the
+generator of its block and pass; key mod num_shards is its output shard, and
+key div num_shards its place there: each shard holds its examples sorted by
+that number (see global_shuffle). Independent uniform keys make every shard a
+uniform random sample of the whole job's examples in uniformly random order,
+as if the whole output had been shuffled at once.
+
 Memory: a block's documents are encoded once and kept as int32 arrays for all
-`dupe_factor` passes; the examples of one pass are held, shuffled, and
-streamed out before the next pass starts. So memory is bounded by the block
-size, whatever the corpus size or dupe_factor.
+`dupe_factor` passes; examples stream out as they are made. So memory is
+bounded by the block size, whatever the corpus size or dupe_factor.
 """
 
 import dataclasses
 import itertools
-from typing import Callable, Dict, Iterable, Iterator, List, Optional
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple
+from typing import Optional
 
 import numpy as np
 
 from albert.pretraining_data import corpus_reader
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.example_proto import serialize_example
+from albert.pretraining_data.document_pool import document_key
+from albert.pretraining_data.document_pool import DocumentPool
 from albert.pretraining_data.instances import Document, Instance
 from albert.pretraining_data.instances import InstanceBuilder
 from albert.pretraining_data.masking import NgramMasker
 from albert.text.tokenization import preprocess_text
 from albert.text.tokenization import SentencePieceTokenizer
 
-# Purposes of the per-block generators (domain separation of the seeds).
+# Purposes of the per-block generators (domain separation of the seeds; 2
+# was a per-pass order, 4 is document_pool's sample).
 _PAIRS_AND_MASKS = 1
-_EXAMPLE_ORDER = 2
+_SCATTER = 3
+
+
+class Example(NamedTuple):
+  """One serialized example and where it goes.
+
+  Attributes:
+    shard: output shard (key mod num_shards).
+    order: its place in the shard: shards are sorted by it (key div
+      num_shards, uniform in [0, 2**64 / num_shards)).
+    record: the serialized tf.train.Example.
+    document: `document_key` of the document it comes from.
+    tokens: non-padding tokens, with [CLS] and [SEP].
+  """
+
+  shard: int
+  order: int
+  record: bytes
+  document: int
+  tokens: int
 
 
 @dataclasses.dataclass
@@ -183,6 +212,21 @@ def pass_groups(
   return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
+def block_documents(
+    block: corpus_reader.Block,
+    tokenizer: SentencePieceTokenizer,
+    config: PretrainingDataConfig,
+    opener: Optional[Callable] = None,
+) -> List[Document]:
+  """The encoded documents of `block`.
+
+  Raises:
+    InputError: the block has a line that is not valid UTF-8.
+  """
+  raw = corpus_reader.read_documents(block, config.block_bytes, opener)
+  return tokenize_documents(raw, tokenizer)
+
+
 def generate_block(
     block: corpus_reader.Block,
     tokenizer: SentencePieceTokenizer,
@@ -190,8 +234,10 @@ def generate_block(
     stats: BlockStats,
     passes: Optional[range] = None,
     opener: Optional[Callable] = None,
-) -> Iterator[bytes]:
-  """Yields the serialized examples of `block`, updating `stats`.
+    num_shards: int = 1,
+    pool: Optional[DocumentPool] = None,
+) -> Iterator[Example]:
+  """Yields the examples of `block`, updating `stats`.
 
   Args:
     block: the byte range to read.
@@ -199,15 +245,17 @@ def generate_block(
     config: the generation options.
     stats: counts to update (documents only by the group with pass 0).
     passes: which of the dupe_factor passes to run (default: all), in order.
-      The examples of each pass are shuffled together.
     opener: path -> binary file object (default: local files).
+    num_shards: output shards to scatter the examples to.
+    pool: random documents (required if config.uses_random_documents).
 
   Raises:
     InputError: the block has a line that is not valid UTF-8.
   """
+  if config.uses_random_documents and pool is None:
+    raise ValueError("this config draws random documents: pass the pool")
   passes = range(config.dupe_factor) if passes is None else passes
-  raw = corpus_reader.read_documents(block, config.block_bytes, opener)
-  documents = tokenize_documents(raw, tokenizer)
+  documents = block_documents(block, tokenizer, config, opener)
   if 0 in passes:
     stats.documents += len(documents)
     stats.segments += sum(d.num_segments for d in documents)
@@ -215,21 +263,24 @@ def generate_block(
   builder = InstanceBuilder(config, tokenizer.is_word_start)
   encoder = ExampleEncoder(config, tokenizer)
   for dupe in passes:
-    examples = []
+    keys = _rng(config, block.index, _SCATTER, dupe).bit_generator
     for doc_index in range(len(documents)):
       rng = _rng(config, block.index, _PAIRS_AND_MASKS, doc_index, dupe)
-      for instance in builder.build(documents, doc_index, rng):
+      doc_key = document_key(block.index, doc_index)
+      for instance in builder.build(
+          documents, doc_index, rng, random_documents=pool, key=doc_key
+      ):
         arrays = encoder.arrays(instance, rng)
-        examples.append(serialize_example(arrays))
-        stats.example_tokens += (
-            len(instance.tokens_a) + len(instance.tokens_b) + 3
-        )
+        tokens = len(instance.tokens_a) + len(instance.tokens_b) + 3
+        stats.examples += 1
+        stats.example_tokens += tokens
         stats.masked_positions += int(arrays["masked_lm_weights"].sum())
         stats.sentence_label_1 += instance.label
-    stats.examples += len(examples)
-    order = _rng(config, block.index, _EXAMPLE_ORDER, dupe).permutation(
-        len(examples)
-    )
-    for k in order:
-      yield examples[k]
-      examples[k] = None
+        key = int(keys.random_raw())
+        yield Example(
+            key % num_shards,
+            key // num_shards,
+            serialize_example(arrays),
+            doc_key,
+            tokens,
+        )

@@ -12,6 +12,7 @@ import math
 from official.core.errors import InputError
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
+SINGLE_SEGMENT_RULES = ("split", "random_document")
 # [CLS] A [SEP] B [SEP] with at least one token in each of A and B.
 MIN_SEQ_LENGTH = 5
 
@@ -33,8 +34,12 @@ class PretrainingDataConfig:
     do_whole_word_mask: mask whole words (else single pieces).
     sentence_task: "sop" (in order / swapped), "nsp" (in order / random
       document) or "none" (always in order, label 0).
-    block_bytes: size of the corpus blocks (the unit of parallel work and the
-      window for random documents).
+    block_bytes: size of the corpus blocks (the unit of parallel work).
+    single_segment: what a chunk of one segment becomes in SOP data: "split"
+      (cut at a word start into A and B, then in order or swapped) or
+      "random_document" (the original: B from a random document, label 1).
+    document_pool_size: documents sampled from the whole corpus, from every
+      block, to draw random B from (NSP, random_document).
   """
 
   max_seq_length: int = 512
@@ -49,6 +54,8 @@ class PretrainingDataConfig:
   do_whole_word_mask: bool = True
   sentence_task: str = "sop"
   block_bytes: int = 2 << 20
+  single_segment: str = "split"
+  document_pool_size: int = 10000
 
   def __post_init__(self):
     if self.max_seq_length < MIN_SEQ_LENGTH:
@@ -69,7 +76,7 @@ class PretrainingDataConfig:
           and 0.0 <= value <= 1.0
       ):
         raise InputError(f"{name}={value} must be a probability in [0, 1]")
-    for name in ("dupe_factor", "ngram", "block_bytes"):
+    for name in ("dupe_factor", "ngram", "block_bytes", "document_pool_size"):
       if getattr(self, name) < 1:
         raise InputError(f"{name}={getattr(self, name)} must be at least 1")
     if self.random_seed < 0:
@@ -79,6 +86,27 @@ class PretrainingDataConfig:
           f"sentence_task={self.sentence_task!r} must be one of "
           f"{', '.join(SENTENCE_TASKS)}"
       )
+
+    if self.single_segment not in SINGLE_SEGMENT_RULES:
+      raise InputError(
+          f"single_segment={self.single_segment!r} must be one of "
+          f"{', '.join(SINGLE_SEGMENT_RULES)}"
+      )
+    if self.single_segment == "random_document" and (
+        self.sentence_task == "none"
+    ):
+      raise InputError(
+          "single_segment='random_document' labels its pairs 1, which "
+          "sentence_task='none' has no use for; use it with 'sop' (or 'nsp', "
+          "which always does so)"
+      )
+
+  @property
+  def uses_random_documents(self) -> bool:
+    """Whether pairs draw B from random documents (needs the pool)."""
+    return self.sentence_task == "nsp" or (
+        self.sentence_task == "sop" and self.single_segment == "random_document"
+    )
 
   @property
   def max_num_tokens(self) -> int:

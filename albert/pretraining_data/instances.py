@@ -9,16 +9,23 @@ dropping tokens one at a time from the longer side, front or back at random.
 
 - SOP (paper): label 1 = A and B swapped, 0 = in order, 50% each.
 - NSP (BERT, `--random_next_sentence`): label 1 = B from a random other
-  document of the same block (the sentences not used are put back), 0 = in
+  document of the corpus (the sentences not used are put back), 0 = in
   order.
 - none: always in order, label 0 (train with the sentence loss switched off).
+
+Random documents come from a `DocumentPool`: a seeded sample of documents
+from every block of the corpus (see document_pool), so a negative's B can
+come from anywhere in the corpus, as in the original, which holds every
+document in memory.
 
 Single-segment chunks (a one-sentence document, a sentence longer than the
 target, or the last sentence of a document left alone): the original takes B
 from a random other document and labels it 1, even for SOP, which mixes NSP
-negatives into SOP (53% label 1). Here, for SOP and none, the segment is cut
-at a random word start into A and B and then treated like any other pair; a
-one-token segment gives no example. NSP keeps the original behaviour.
+negatives into SOP (about 53% label 1 on real text). `single_segment="split"`
+(the default) fixes that: for SOP and none, the segment is cut at a random
+word start into A and B and then treated like any other pair (a one-token
+segment gives no example). `single_segment="random_document"` reproduces the
+original's rule for SOP exactly. NSP always keeps the original behaviour.
 
 The target length is drawn once per document and pass, before its first
 chunk, as the original's `create_instances_from_document` does: with
@@ -27,7 +34,7 @@ the same short target (docs/reference.md section 4).
 """
 
 import dataclasses
-from typing import List, Sequence
+from typing import List, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -60,6 +67,28 @@ class Document:
         (t for s in segments for t in s), dtype=np.int32, count=int(offsets[-1])
     )
     return cls(tokens, offsets)
+
+
+class RandomDocuments(Protocol):
+  """Where a random B comes from (see document_pool.DocumentPool)."""
+
+  def pick(self, rng: np.random.Generator, exclude: int) -> Document:
+    """A random document other than the one keyed `exclude` (10 tries)."""
+    ...
+
+
+class BlockDocuments:
+  """The documents of one block as `RandomDocuments`, keyed by index."""
+
+  def __init__(self, documents: Sequence[Document]):
+    self._documents = documents
+
+  def pick(self, rng: np.random.Generator, exclude: int) -> Document:
+    for _ in range(10):
+      other = int(rng.integers(len(self._documents)))
+      if other != exclude:
+        break
+    return self._documents[other]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,19 +147,11 @@ class InstanceBuilder:
     cut = int(cuts[rng.integers(len(cuts))])
     return segment[:cut], segment[cut:]
 
+  @staticmethod
   def _random_b(
-      self,
-      documents: Sequence[Document],
-      doc_index: int,
-      target_b: int,
-      rng: np.random.Generator,
+      doc: Document, target_b: int, rng: np.random.Generator
   ) -> np.ndarray:
-    """B from another document of the window, as the original (NSP)."""
-    for _ in range(10):
-      other = int(rng.integers(len(documents)))
-      if other != doc_index:
-        break
-    doc = documents[other]
+    """Segments of `doc` from a random one on, up to target_b tokens."""
     first = int(rng.integers(doc.num_segments))
     base = doc.offsets[first]
     end = int(np.searchsorted(doc.offsets, base + target_b, side="left"))
@@ -142,10 +163,25 @@ class InstanceBuilder:
       documents: Sequence[Document],
       doc_index: int,
       rng: np.random.Generator,
+      random_documents: Optional[RandomDocuments] = None,
+      key: Optional[int] = None,
   ) -> List[Instance]:
-    """All pairs of documents[doc_index]; others serve as random B (NSP)."""
+    """All pairs of documents[doc_index] in one pass.
+
+    Args:
+      documents: the block's documents.
+      doc_index: which one.
+      rng: this document's and pass's generator.
+      random_documents: where random B come from (NSP, random_document);
+        default: the other documents of `documents`.
+      key: the document's key in `random_documents` (default: doc_index).
+    """
     config = self._config
     task = config.sentence_task
+    if random_documents is None:
+      random_documents = BlockDocuments(documents)
+    key = doc_index if key is None else key
+    single_random = task == "sop" and config.single_segment == "random_document"
     doc = documents[doc_index]
     tokens, offsets = doc.tokens, doc.offsets
     instances = []
@@ -162,14 +198,18 @@ class InstanceBuilder:
       a = tokens[offsets[chunk_start] : offsets[chunk_start + a_end]]
       b = tokens[offsets[chunk_start + a_end] : offsets[i + 1]]
       label = 0
-      if task == "nsp" and (count == 1 or rng.random() < 0.5):
-        b = self._random_b(documents, doc_index, target - len(a), rng)
+      if (task == "nsp" and (count == 1 or rng.random() < 0.5)) or (
+          single_random and count == 1
+      ):
+        other = random_documents.pick(rng, key)
+        b = self._random_b(other, target - len(a), rng)
         label = 1
         i -= count - a_end  # Put the unused segments back.
-      elif count == 1:
-        a, b = self._split_segment(a, rng) if len(a) >= 2 else (a, b)
-      if len(b) and task == "sop" and rng.random() < 0.5:
-        a, b, label = b, a, 1
+      else:
+        if count == 1:
+          a, b = self._split_segment(a, rng) if len(a) >= 2 else (a, b)
+        if len(b) and task == "sop" and rng.random() < 0.5:
+          a, b, label = b, a, 1
       if len(b):
         a, b = truncate_pair(a, b, config.max_num_tokens, rng)
         instances.append(Instance(a, b, label, target))

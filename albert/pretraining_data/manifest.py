@@ -37,6 +37,7 @@ def build_manifest(
     compression: str,
     totals: Dict[str, int],
     shards: Sequence[Dict[str, Any]],
+    mixing: Dict[str, Any],
 ) -> Dict[str, Any]:
   """The manifest as a JSON-ready dict.
 
@@ -47,6 +48,7 @@ def build_manifest(
     compression: "" or "GZIP" (the tf.data compression_type to read with).
     totals: summed `BlockStats` counts.
     shards: per shard {"file", "num_examples", "num_tokens"}.
+    mixing: global_shuffle.mixing_summary of the shards.
   """
   examples = totals.get("examples", 0)
   return {
@@ -70,4 +72,5 @@ def build_manifest(
       "inputs": [{"path": p, "bytes": b} for p, b in inputs],
       "features": feature_schema(config),
       "shards": list(shards),
+      "mixing": dict(mixing),
   }

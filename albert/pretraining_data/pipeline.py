@@ -2,10 +2,17 @@
 
 Work is split into units: a byte-range block of the corpus (see
 corpus_reader) and a group of its dupe_factor passes (see
-block_generator.pass_groups). Worker processes turn units into record files;
-the main process concatenates each shard's units in order as soon as they are
-all done. So the output depends on the inputs, the config and the model
-only, never on `num_workers`.
+block_generator.pass_groups). Three phases:
+1. (NSP and random_document only) workers sample the random-document pool
+   from every block (document_pool).
+2. Workers turn units into record files, each example scattered to a random
+   shard with a random place in it (block_generator, global_shuffle).
+3. The main process writes each shard from its records in every unit,
+   sorted by place, one part of at most `shuffle_memory_mb` at a time.
+So every shard is a uniform random sample of the whole output in random
+order, memory is bounded whatever the corpus size, and the output depends on
+the inputs, the config, the model and the number of shards only, never on
+`num_workers` or `shuffle_memory_mb`.
 
 Crash safety (see staging): everything is written inside a staging directory
 next to the first shard, each file under a temporary name renamed when
@@ -29,8 +36,11 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 from absl import logging
 
 from albert.pretraining_data import corpus_reader
+from albert.pretraining_data import document_pool
+from albert.pretraining_data import global_shuffle
 from albert.pretraining_data import manifest as manifest_lib
 from albert.pretraining_data import shards as shards_lib
+from albert.pretraining_data.block_generator import block_documents
 from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.block_generator import pass_groups
@@ -38,7 +48,6 @@ from albert.pretraining_data.data_config import PretrainingDataConfig
 from official.core.errors import InputError
 from albert.pretraining_data.progress_reporter import ProgressReporter
 from albert.pretraining_data.staging import StagingDirectory
-from albert.pretraining_data.staging import unit_key
 from albert.text.tokenization import SentencePieceTokenizer
 
 _worker_state = {}
@@ -73,23 +82,49 @@ def _init_worker(
     ).start()
 
 
+def _pool(path: Optional[str]):
+  """The random-document pool of this job, loaded once per process."""
+  if path is None:
+    return None
+  if _worker_state.get("pool_path") != path:
+    _worker_state["pool"] = document_pool.DocumentPool.load(path)
+    _worker_state["pool_path"] = path
+  return _worker_state["pool"]
+
+
 def _write_unit(task) -> Tuple[Tuple[int, int], dict]:
   """Worker: one block and group of passes -> a record file in staging."""
-  block, group, passes, staging_path = task
+  block, group, passes, staging_path, num_shards, pool_path = task
   stats = BlockStats()
-  records = generate_block(
+  examples = generate_block(
       block,
       _worker_state["tokenizer"],
       _worker_state["config"],
       stats,
       passes=passes,
+      num_shards=num_shards,
+      pool=_pool(pool_path),
   )
   unit = (block.index, group)
-  return unit, StagingDirectory(staging_path).write_unit(unit, records, stats)
+  return unit, StagingDirectory(staging_path).write_unit(
+      unit, examples, stats, num_shards
+  )
 
 
-def _run_units(tasks, model_proto, config, num_workers) -> Iterator:
-  """Yields ((block index, group), stats) as units finish, in any order.
+def _sample_pool(task) -> Tuple[int, document_pool.DocumentPool]:
+  """Worker: one block -> its share of the random-document pool."""
+  block, num_blocks = task
+  config = _worker_state["config"]
+  documents = block_documents(block, _worker_state["tokenizer"], config)
+  return block.index, document_pool.sample_block(
+      documents, block.index, num_blocks, config
+  )
+
+
+def _run_units(
+    tasks, model_proto, config, num_workers, work=_write_unit
+) -> Iterator:
+  """Yields work(task) for every task as they finish, in any order.
 
   A worker that dies (e.g. killed for memory) fails the run with
   BrokenProcessPool instead of hanging; finished blocks are kept for a rerun.
@@ -98,7 +133,7 @@ def _run_units(tasks, model_proto, config, num_workers) -> Iterator:
     return
   if num_workers <= 1 or len(tasks) == 1:
     _init_worker(model_proto, config)
-    yield from map(_write_unit, tasks)
+    yield from map(work, tasks)
     return
   workers = min(num_workers, len(tasks))
   queue = iter(tasks)
@@ -110,8 +145,7 @@ def _run_units(tasks, model_proto, config, num_workers) -> Iterator:
       initargs=(model_proto, config, os.getpid()),
   ) as pool:
     running = {
-        pool.submit(_write_unit, task)
-        for task in itertools.islice(queue, 2 * workers)
+        pool.submit(work, task) for task in itertools.islice(queue, 2 * workers)
     }
     try:
       while running:
@@ -121,8 +155,7 @@ def _run_units(tasks, model_proto, config, num_workers) -> Iterator:
         for future in done:
           yield future.result()
           running.update(
-              pool.submit(_write_unit, task)
-              for task in itertools.islice(queue, 1)
+              pool.submit(work, task) for task in itertools.islice(queue, 1)
           )
     finally:
       for future in running:  # On errors: start no more blocks.
@@ -170,15 +203,8 @@ class _Job:
     )
     self.blocks = corpus_reader.plan_blocks(self.inputs, config.block_bytes)
     self.groups = pass_groups(len(self.blocks), config.dupe_factor)
-    num_shards = len(self.paths)
-    # A unit is (block index, pass group); a shard is its units in order.
-    self.shard_units = [
-        [
-            (b, g)
-            for b in shards_lib.blocks_of_shard(s, num_shards, len(self.blocks))
-            for g in range(len(self.groups))
-        ]
-        for s in range(num_shards)
+    self.units = [
+        (b, g) for b in range(len(self.blocks)) for g in range(len(self.groups))
     ]
     out_dir = os.path.dirname(self.paths[0])
     stem = os.path.basename(
@@ -202,55 +228,55 @@ class _Job:
         / self.config.dupe_factor
     )
 
+  @property
+  def pool_path(self) -> Optional[str]:
+    return self.staging.pool if self.config.uses_random_documents else None
+
   def resume(self, progress: ProgressReporter) -> List:
     """Reads what earlier runs finished; returns the units still to do."""
     self.staging.prepare()
+    for shard in range(len(self.paths)):
+      self.shard_done[shard] = self.staging.shard_marker(shard)
     tasks = []
-    for shard, units in enumerate(self.shard_units):
-      marker = self.shard_done[shard] = self.staging.shard_marker(shard)
-      for unit in units:
-        stats = (
-            marker["units"][unit_key(unit)]
-            if marker
-            else self.staging.unit_stats(unit)
+    for unit in self.units:
+      stats = self.unit_stats[unit] = self.staging.unit_stats(unit)
+      if stats:
+        progress.skip(
+            self.unit_bytes(unit), stats["documents"], stats["examples"]
         )
-        self.unit_stats[unit] = stats
-        if stats:
-          progress.skip(
-              self.unit_bytes(unit), stats["documents"], stats["examples"]
-          )
-        else:
-          block, group = unit
-          tasks.append(
-              (self.blocks[block], group, self.groups[group], self.staging.path)
-          )
+      else:
+        block, group = unit
+        tasks.append(
+            (
+                self.blocks[block],
+                group,
+                self.groups[group],
+                self.staging.path,
+                len(self.paths),
+                self.pool_path,
+            )
+        )
     return tasks
 
-  def finish_shard_if_ready(self, shard: int, on_shard_done) -> None:
-    units = self.shard_units[shard]
-    if self.shard_done[shard] or not all(self.unit_stats[u] for u in units):
-      return
-    self.shard_done[shard] = self.staging.assemble_shard(
-        shard, units, self.unit_stats, self.gzipped
-    )
-    if on_shard_done:
-      on_shard_done(shard)
-
-  def totals(self) -> Tuple[BlockStats, List[dict]]:
-    totals, entries = BlockStats(), []
+  def totals(self) -> Tuple[BlockStats, List[dict], dict]:
+    """Summed unit counts, the manifest's shard entries and mixing."""
+    totals = BlockStats()
+    for unit in self.units:
+      totals.add(BlockStats(**self.unit_stats[unit]))
+    entries = []
     for shard, path in enumerate(self.paths):
-      shard_total = BlockStats()
-      for unit in self.shard_units[shard]:
-        shard_total.add(BlockStats(**self.unit_stats[unit]))
-      totals.add(shard_total)
+      marker = self.shard_done[shard]
       entries.append(
           {
               "file": os.path.basename(path),
-              "num_examples": shard_total.examples,
-              "num_tokens": shard_total.example_tokens,
+              "num_examples": marker["examples"],
+              "num_tokens": marker["tokens"],
           }
       )
-    return totals, entries
+    mixing = global_shuffle.mixing_summary(
+        [self.shard_done[s] for s in range(len(self.paths))]
+    )
+    return totals, entries, mixing
 
 
 def create_pretraining_data(
@@ -264,6 +290,7 @@ def create_pretraining_data(
     gzip: bool = False,
     manifest_file: Optional[str] = None,
     on_shard_done: Optional[Callable[[int], None]] = None,
+    shuffle_memory_mb: float = 512,
 ) -> Dict:
   """Writes the pretraining TFRecords of a corpus; returns the manifest.
 
@@ -277,6 +304,8 @@ def create_pretraining_data(
     gzip: write gzip-compressed TFRecords (tf.data compression "GZIP").
     manifest_file: default `manifest.json` in the first shard's directory.
     on_shard_done: called with the shard index after each staged shard.
+    shuffle_memory_mb: records held at once while a shard is written (a
+      larger shard is written in parts); does not change the output.
 
   Raises:
     InputError: bad input, model or options; nothing is left behind.
@@ -317,10 +346,16 @@ def create_pretraining_data(
   for directory in created:
     os.makedirs(directory, exist_ok=True)
   try:
+    if not shuffle_memory_mb > 0:
+      raise InputError(f"shuffle_memory_mb={shuffle_memory_mb} must be > 0")
     _generate(
-        job, model_proto, num_workers or default_num_workers(), on_shard_done
+        job,
+        model_proto,
+        num_workers or default_num_workers(),
+        on_shard_done,
+        max(1, int(shuffle_memory_mb * (1 << 20))),
     )
-    totals, shard_entries = job.totals()
+    totals, shard_entries, mixing = job.totals()
     if not totals.examples:
       raise InputError(
           f"no examples: the input has no document that gives a pair of "
@@ -342,6 +377,7 @@ def create_pretraining_data(
       compression="GZIP" if gzip else "",
       totals=totals.to_dict(),
       shards=shard_entries,
+      mixing=mixing,
   )
   manifest["fingerprint"] = job.fingerprint
   job.staging.commit(job.paths, job.manifest_path, manifest)
@@ -366,21 +402,64 @@ def _missing_directories(directories: Sequence[str]) -> List[str]:
 
 
 def _generate(
-    job: _Job, model_proto: bytes, num_workers: int, on_shard_done
+    job: _Job,
+    model_proto: bytes,
+    num_workers: int,
+    on_shard_done,
+    memory_bytes: int,
 ) -> None:
-  """Runs the blocks still to do and stages every shard."""
-  if len(job.blocks) < len(job.paths):
-    logging.warning(
-        "%d blocks for %d shards: some shards will be empty",
-        len(job.blocks),
-        len(job.paths),
-    )
+  """Runs the phases still to do and stages every shard."""
   progress = ProgressReporter(sum(size for _, size in job.inputs))
   tasks = job.resume(progress)
-  for shard in range(len(job.paths)):  # Shards finished but not assembled.
-    job.finish_shard_if_ready(shard, on_shard_done)
+  pool_path = job.pool_path
+  if tasks and pool_path and not os.path.exists(pool_path):
+    logging.info(
+        "Sampling up to %d random documents from %d blocks",
+        job.config.document_pool_size,
+        len(job.blocks),
+    )
+    parts = dict(
+        _run_units(
+            [(block, len(job.blocks)) for block in job.blocks],
+            model_proto,
+            job.config,
+            num_workers,
+            work=_sample_pool,
+        )
+    )
+    pool = document_pool.DocumentPool.concatenate(
+        [parts[b] for b in range(len(job.blocks))]
+    )
+    if len(pool) < 2:
+      raise InputError(
+          f"the corpus has {len(pool)} document(s); random documents "
+          "(--sentence_task=nsp, --single_segment=random_document) need 2"
+      )
+    pool.save(pool_path)
+    logging.info("Random-document pool: %d documents", len(pool))
   for unit, stats in _run_units(tasks, model_proto, job.config, num_workers):
     job.unit_stats[unit] = stats
     progress.update(job.unit_bytes(unit), stats["documents"], stats["examples"])
-    job.finish_shard_if_ready(unit[0] % len(job.paths), on_shard_done)
   progress.update(0, 0, 0, force=True)
+  num_shards = len(job.paths)
+  start, todo = time.time(), [
+      s for s in range(num_shards) if not job.shard_done[s]
+  ]
+  for done, shard in enumerate(todo, 1):
+    job.shard_done[shard] = job.staging.assemble_shard(
+        shard, job.units, num_shards, job.gzipped, memory_bytes
+    )
+    elapsed = time.time() - start
+    logging.info(
+        "Shard %d/%d: %d examples (%d/%d this run, %.0f s, ETA %.0f s)",
+        shard + 1,
+        num_shards,
+        job.shard_done[shard]["examples"],
+        done,
+        len(todo),
+        elapsed,
+        elapsed / done * (len(todo) - done),
+    )
+    if on_shard_done:
+      on_shard_done(shard)
+  job.staging.remove_unit_records(job.units)

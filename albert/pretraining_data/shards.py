@@ -1,15 +1,14 @@
-"""Input files, output shard names and the block -> shard assignment.
+"""Input files and output shard names.
 
 Naming follows the original and Beam: `--output_file=a.tfrecord,b.tfrecord`
 names every shard; a single name with N > 1 shards becomes
-`stem-00000-of-0000N.ext`. Block b goes to shard b mod N, so every shard
-samples the whole corpus; a shard's examples are its blocks' examples in
-block order.
+`stem-00000-of-0000N.ext`. Which example goes to which shard is
+global_shuffle's business.
 """
 
 import glob
 import os
-from typing import List, Sequence, Tuple
+from typing import List, Tuple
 
 from official.core.errors import InputError
 
@@ -54,6 +53,14 @@ def split_extension(path: str) -> Tuple[str, str]:
   return root, ext
 
 
+def numbered_names(name: str, num_shards: int) -> List[str]:
+  """`name` for one shard, else stem-00000-of-0000N.ext (any scheme)."""
+  if num_shards == 1:
+    return [name]
+  root, ext = split_extension(name)
+  return [f"{root}-{i:05d}-of-{num_shards:05d}{ext}" for i in range(num_shards)]
+
+
 def shard_paths(output_file: str, num_output_shards: int) -> List[str]:
   """The shard file names (absolute).
 
@@ -72,17 +79,4 @@ def shard_paths(output_file: str, num_output_shards: int) -> List[str]:
           f"{num_output_shards}; give one name or as many as shards"
       )
     return [os.path.abspath(n) for n in names]
-  if num_output_shards == 1:
-    return [os.path.abspath(names[0])]
-  root, ext = split_extension(os.path.abspath(names[0]))
-  return [
-      f"{root}-{i:05d}-of-{num_output_shards:05d}{ext}"
-      for i in range(num_output_shards)
-  ]
-
-
-def blocks_of_shard(
-    shard: int, num_shards: int, num_blocks: int
-) -> Sequence[int]:
-  """Indices of the blocks whose examples form `shard`, in order."""
-  return range(shard, num_blocks, num_shards)
+  return numbered_names(os.path.abspath(names[0]), num_output_shards)

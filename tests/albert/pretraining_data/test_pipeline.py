@@ -1,6 +1,5 @@
 """create_pretraining_data: sharding, determinism, resume, errors, Beam."""
 
-import collections
 import hashlib
 import io
 import json
@@ -90,6 +89,41 @@ def test_bytes_do_not_depend_on_the_number_of_workers(
   ]
 
 
+def test_bytes_do_not_depend_on_the_shuffle_memory(
+    tmp_path, corpus_path, spm_model, reference
+):
+  # 20 KB parts: each shard (~200 KB) is written in about ten order ranges,
+  # which must give the bytes of one whole sort.
+  config = PretrainingDataConfig(**SMALL)
+  create_pretraining_data(
+      input_file=corpus_path,
+      output_file=str(tmp_path / "train.tfrecord"),
+      spm_model_file=spm_model,
+      config=config,
+      num_output_shards=3,
+      num_workers=1,
+      shuffle_memory_mb=0.02,
+  )
+  assert min(len(s) for s in reference[1]) > 5 * 20 << 10
+  assert _shard_bytes(tmp_path) == reference[1]
+
+
+def test_shards_are_one_global_shuffle(tmp_path, corpus_path, spm_model):
+  # >= 8 blocks, dupe_factor 10, 4 shards: every document's examples are
+  # spread over each shard (uniform: ~0.8; block after block: ~0.4).
+  manifest = _generate(
+      tmp_path, corpus_path, spm_model, shards=4, dupe_factor=10
+  )
+  assert manifest["num_input_tokens"] > 0
+  mixing = manifest["mixing"]
+  assert mixing["min_examples_per_document"] == 8
+  assert mixing["documents"] > 200
+  assert mixing["mean_document_span"] >= 0.7, mixing
+  # Each shard is a sample of the whole: about a quarter of the examples.
+  counts = [s["num_examples"] for s in manifest["shards"]]
+  assert max(counts) / min(counts) < 1.1, counts
+
+
 def test_manifest_describes_the_shards(
     tmp_path, corpus_path, spm_model, reference
 ):
@@ -177,8 +211,9 @@ def test_bad_line_late_in_the_corpus_leaves_nothing(
   done = []
   with pytest.raises(InputError, match=r"bad\.txt, line \d+: not valid UTF-8"):
     _generate(out, str(corpus), spm_model, shards=3, on_shard_done=done.append)
-  assert done  # A shard was finished before the error ...
-  assert not out.exists()  # ... and still nothing is left behind.
+  # Shards are written only once every unit is done, so none is ...
+  assert not done
+  assert not out.exists()  # ... and nothing is left behind.
   # Nor any of several directories the run made (outputs and manifest).
   nested = tmp_path / "a" / "b" / "c"
   with pytest.raises(InputError, match="not valid UTF-8"):
@@ -349,9 +384,9 @@ def test_memory_does_not_grow_with_the_corpus(tmp_path, corpus_path, spm_model):
       "if __name__ == '__main__':\n"
       "  create_pretraining_data(input_file=sys.argv[1],\n"
       "      output_file=sys.argv[2], spm_model_file=sys.argv[3],\n"
-      "      config=PretrainingDataConfig(dupe_factor=1,\n"
+      "      config=PretrainingDataConfig(dupe_factor=3,\n"
       "                                   block_bytes=256 << 10),\n"
-      "      num_workers=1)\n"
+      "      num_workers=1, shuffle_memory_mb=2)\n"
       "  print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
   )
   peaks = []
@@ -389,18 +424,13 @@ def test_beam_pipeline_writes_the_same_examples(
       output_file=str(out / "train.tfrecord"),
       spm_model_file=spm_model,
       config=PretrainingDataConfig(**SMALL),
-      num_output_shards=2,
+      num_output_shards=3,
       runner="DirectRunner",
   )
-  beam_records = collections.Counter(
-      r
-      for p in out.glob("train-*-of-00002.tfrecord")
-      for r in read_records(str(p))
-  )
-  local_records = collections.Counter(
-      r for shard in reference[1] for r in read_records_from_bytes(shard)
-  )
-  assert sum(beam_records.values()) == reference[0]["num_examples"]
-  assert beam_records == local_records
+  # The same shards, byte for byte, and the same manifest.
+  assert [
+      p.read_bytes() for p in sorted(out.glob("train-*-of-00003.tfrecord"))
+  ] == reference[1]
   manifest = json.loads((out / "manifest.json").read_text())
-  assert manifest["num_examples"] == reference[0]["num_examples"]
+  for key in ("num_examples", "num_tokens", "shards", "mixing", "flags"):
+    assert manifest[key] == reference[0][key], key
