@@ -135,6 +135,30 @@ def test_single_segment_documents_are_split_for_sop(tokenizer):
   assert 0 < sum(labels) < 40
 
 
+def test_single_segments_take_a_random_document_as_the_original(tokenizer):
+  # --single_segment=random_document: a chunk of one segment keeps it whole
+  # as A and takes B from another document, label 1, never swapped; chunks
+  # of several segments are SOP pairs, swapped half the time.
+  one = np.arange(10, 30, dtype=np.int32)
+  other = [np.arange(100, 110, dtype=np.int32), np.arange(110, 125)]
+  documents = [Document.from_segments([one]), Document.from_segments(other)]
+  config = PretrainingDataConfig(
+      max_seq_length=128, single_segment="random_document", short_seq_prob=0
+  )
+  builder = InstanceBuilder(config, tokenizer.is_word_start)
+  swapped = 0
+  for seed in range(40):
+    (single,) = builder.build(documents, 0, np.random.default_rng(seed))
+    assert single.label == 1
+    np.testing.assert_array_equal(single.tokens_a, one)
+    assert set(single.tokens_b.tolist()) <= set(range(100, 125))
+    (pair,) = builder.build(documents, 1, np.random.default_rng(seed))
+    first = pair.tokens_b if pair.label else pair.tokens_a
+    np.testing.assert_array_equal(first, other[0])
+    swapped += pair.label
+  assert 8 < swapped < 32
+
+
 def _original_truncation(a, b, max_num_tokens, coins):
   """The original's loop, one token per step, with given front/back coins."""
   a, b, coins = list(a), list(b), iter(coins)

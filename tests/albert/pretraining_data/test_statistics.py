@@ -126,3 +126,38 @@ def test_masked_runs_in_whole_words_match_the_original(records):
   share = runs / runs.sum()
   np.testing.assert_allclose(share[:3], [0.56, 0.27, 0.16], atol=0.04)
   assert share[3] < 0.05  # Longer runs only where two n-grams touch.
+
+
+@pytest.mark.slow
+def test_random_document_gives_the_original_label_share(
+    records, tmp_path, corpus_path, spm_model
+):
+  # The original pairs every single-segment chunk with a random document
+  # and labels it 1; --single_segment=random_document must give the label-1
+  # share of the original algorithm (original_baseline) on the same corpus,
+  # above the 50% of the default split rule.
+  from albert.pretraining_data.data_config import PretrainingDataConfig
+  from albert.pretraining_data.original_baseline import run_original_baseline
+  from albert.pretraining_data.pipeline import create_pretraining_data
+  from tests.albert.pretraining_data.conftest import STATS_CONFIG
+
+  config = PretrainingDataConfig(
+      **STATS_CONFIG, single_segment="random_document"
+  )
+  manifest = create_pretraining_data(
+      input_file=corpus_path,
+      output_file=str(tmp_path / "random_document.tfrecord"),
+      spm_model_file=spm_model,
+      config=config,
+      num_workers=2,
+  )
+  with open(corpus_path, encoding="utf-8") as f:
+    baseline = run_original_baseline(
+        f.readlines(), spm_model, str(tmp_path / "baseline.tfrecord"), config
+    )
+  ours = manifest["sentence_label_1_fraction"]
+  original = baseline["sentence_label_1"] / baseline["examples"]
+  split = records[0]["sentence_label_1_fraction"]
+  assert abs(ours - original) < 0.03, (ours, original)
+  assert abs(split - 0.5) < 0.02
+  assert ours > split + 0.05, (ours, split)
