@@ -3,15 +3,30 @@
 Reads the original ALBERT record schema (`albert/features.py`), so files from
 `tools/create_pretraining_data.py` and from the original release both work.
 
-Resuming: the training stream is a deterministic function of the files and the
-seed, so instead of checkpointing buffers the trainer passes how many examples
-this input pipeline has already consumed (`skip_examples`); they are skipped as
-raw records, before parsing, and the stream continues exactly where it was.
+Training order, as the original's `input_fn_builder` (run_pretraining.py):
+the file list is shuffled (again on every repetition), `cycle_length` files
+are read interleaved, one record from each in turn (default min(cores,
+files), the original's min(num_cpu_threads, files)), and the records pass
+through a shuffle buffer of `shuffle_buffer_size` examples (the original: 100).
+The files of `tools/create_pretraining_data.py` are each a uniform random
+sample of the whole dataset in random order, so this is only a light extra
+mixing; files from tools that write documents in order need a larger buffer.
+
+Resuming: the training stream is a deterministic function of the files, the
+seed, the buffer size and the cycle length, so instead of checkpointing buffers
+the trainer passes how many examples this input pipeline has already consumed
+(`skip_examples`); they are skipped as raw records, before parsing, and the
+stream continues exactly where it was. Resume with the same files, seed,
+buffer and cycle length: the default cycle length follows the core count
+(logged at start), so on a machine with fewer cores than files, set it
+explicitly (`PretrainTask.cycle_length`) to the logged value to resume
+bit-exact elsewhere.
 """
 
 import os
 from typing import List, Optional
 
+from absl import logging
 import tensorflow as tf
 
 from albert import features
@@ -50,6 +65,13 @@ def _compression(files: List[str]) -> Optional[str]:
         f"{files[gz.index(False)]} is not; regenerate one kind"
     )
   return "GZIP" if gz[0] else None
+
+
+def available_cores() -> int:
+  try:
+    return len(os.sched_getaffinity(0))
+  except AttributeError:  # Not on Linux.
+    return os.cpu_count() or 1
 
 
 def check_record_shapes(
@@ -100,7 +122,7 @@ def pretraining_dataset(
     seed: int = 0,
     skip_examples: int = 0,
     shuffle_buffer_size: int = 10000,
-    cycle_length: int = 8,
+    cycle_length: Optional[int] = None,
 ) -> tf.data.Dataset:
   """Batches of model inputs (int32; `masked_lm_weights` float32).
 
@@ -114,7 +136,7 @@ def pretraining_dataset(
     seed: shuffle seed (the same on every pipeline).
     skip_examples: examples of this pipeline's stream already consumed.
     shuffle_buffer_size: examples in the shuffle buffer.
-    cycle_length: files read in parallel.
+    cycle_length: files read interleaved (default: min(cores, files)).
 
   Returns:
     A dataset of dicts keyed by the model's names (`input_word_ids`,
@@ -129,6 +151,14 @@ def pretraining_dataset(
   if split_files:
     files = files[pipeline_id::num_pipelines]
 
+  cycle = min(cycle_length or available_cores(), len(files))
+  logging.info(
+      "Reading %d files, %d interleaved, shuffle buffer %d%s",
+      len(files),
+      cycle,
+      shuffle_buffer_size,
+      "" if training else " (not used: evaluation reads in order)",
+  )
   dataset = tf.data.Dataset.from_tensor_slices(files)
   if training:
     dataset = dataset.shuffle(
@@ -136,7 +166,7 @@ def pretraining_dataset(
     ).repeat()
   dataset = dataset.interleave(
       lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
-      cycle_length=min(cycle_length, len(files)),
+      cycle_length=cycle,
       block_length=1,
       num_parallel_calls=tf.data.AUTOTUNE,
       deterministic=True,

@@ -34,6 +34,8 @@ class PretrainTask(Task):
     max_predictions_per_seq: the data's max_predictions_per_seq.
     sentence_task: `sop` (default), `nsp` or `none` (paper Table 5 ablation).
     shuffle_buffer_size: examples in the training shuffle buffer.
+    cycle_length: training files read interleaved (default: min(cores,
+      files)); see albert/data.py on order and resume.
     seed: input-pipeline shuffle seed.
     model_config: the architecture; `AlbertConfig()` (gin-bound) when None.
   """
@@ -48,6 +50,7 @@ class PretrainTask(Task):
       max_predictions_per_seq: int = 20,
       sentence_task: str = "sop",
       shuffle_buffer_size: int = 10000,
+      cycle_length: Optional[int] = None,
       seed: int = 12345,
       model_config: Optional[AlbertConfig] = None,
   ):
@@ -61,6 +64,7 @@ class PretrainTask(Task):
         ("seq_length", seq_length),
         ("max_predictions_per_seq", max_predictions_per_seq),
         ("shuffle_buffer_size", shuffle_buffer_size),
+        ("cycle_length", 1 if cycle_length is None else cycle_length),
     ):
       if value <= 0:
         raise ValueError(f"PretrainTask.{name}={value} must be > 0")
@@ -71,6 +75,7 @@ class PretrainTask(Task):
     self.max_predictions_per_seq = max_predictions_per_seq
     self.sentence_task = sentence_task
     self.shuffle_buffer_size = shuffle_buffer_size
+    self.cycle_length = cycle_length
     self.seed = seed
     self.config = model_config or AlbertConfig()
     if seq_length > self.config.max_position_embeddings:
@@ -116,6 +121,7 @@ class PretrainTask(Task):
         seed=self.seed,
         skip_examples=skip_examples,
         shuffle_buffer_size=self.shuffle_buffer_size,
+        cycle_length=self.cycle_length,
     )
 
   def loss_totals(self, batch):
