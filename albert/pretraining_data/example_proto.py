@@ -32,16 +32,40 @@ def varint(value: int) -> bytes:
   return bytes(out)
 
 
+_TABLE_BITS = 21  # Values below 2**21: varints of at most 3 bytes.
+_table = {}
+
+
+def _varint_table():
+  """[2**21, 3] uint8 varint bytes of every value and their lengths."""
+  if not _table:
+    values = np.arange(1 << _TABLE_BITS, dtype=np.uint32)
+    lengths = 1 + (values >= 1 << 7).astype(np.int8)
+    lengths += values >= 1 << 14
+    groups = np.stack(
+        [values & 0x7F, (values >> 7) & 0x7F, values >> 14], axis=1
+    ).astype(np.uint8)
+    groups[:, 0] |= np.where(lengths > 1, 0x80, 0).astype(np.uint8)
+    groups[:, 1] |= np.where(lengths > 2, 0x80, 0).astype(np.uint8)
+    _table["bytes"], _table["lengths"] = groups, lengths
+    _table["columns"] = np.arange(3, dtype=np.int8)
+  return _table["bytes"], _table["lengths"], _table["columns"]
+
+
 def varints(values: np.ndarray) -> bytes:
   """Concatenated varints of non-negative integers, vectorised."""
   values = np.asarray(values)
   if not values.size:
     return b""
   top = int(values.max())
-  if int(values.min()) < 0:
+  if values.dtype.kind != "u" and int(values.min()) < 0:
     raise ValueError("varints() takes non-negative values only")
   if top < 0x80:
     return values.astype(np.uint8).tobytes()
+  if top < 1 << _TABLE_BITS:
+    table, table_lengths, columns = _varint_table()
+    lengths = table_lengths[values]
+    return table[values][columns < lengths[:, None]].tobytes()
   values = values.astype(np.uint64)
   width = -(-top.bit_length() // 7)
   shifts = np.arange(width, dtype=np.uint64) * np.uint64(7)
