@@ -76,8 +76,16 @@ def test_varints_match_the_scalar_encoder():
   assert example_proto.varints(values) == b"".join(
       example_proto.varint(int(v)) for v in values
   )
+  # Below 2**21 a lookup table encodes; the same bytes, for every dtype.
+  small = np.array([0, 1, 127, 128, 300, 16383, 16384, 2**21 - 1, 5])
+  for dtype in (np.int32, np.int64, np.uint32):
+    assert example_proto.varints(small.astype(dtype)) == b"".join(
+        example_proto.varint(int(v)) for v in small
+    )
   with pytest.raises(ValueError):
     example_proto.varints(np.array([-1]))
+  with pytest.raises(ValueError):
+    example_proto.varints(np.array([300, -1], dtype=np.int32))
 
 
 def test_serialize_rejects_other_features():
