@@ -32,12 +32,14 @@ def varint(value: int) -> bytes:
   return bytes(out)
 
 
-_TABLE_BITS = 21  # Values below 2**21: varints of at most 3 bytes.
+# Values below 2**17 (any vocabulary up to 131,072 pieces, any position)
+# come from a 390 KB table; larger ones are computed.
+_TABLE_BITS = 17
 _table = {}
 
 
 def _varint_table():
-  """[2**21, 3] uint8 varint bytes of every value and their lengths."""
+  """[2**17, 3] uint8 varint bytes of every value and their lengths."""
   if not _table:
     values = np.arange(1 << _TABLE_BITS, dtype=np.uint32)
     lengths = 1 + (values >= 1 << 7).astype(np.int8)

@@ -21,7 +21,6 @@ inputs, options and model.
 
 import glob
 import json
-import mmap
 import os
 import shutil
 from typing import Iterable, Optional, Sequence, Tuple
@@ -128,7 +127,7 @@ class StagingDirectory:
     """Writes a unit's records sorted by (shard, order) with their index.
 
     The records are framed into a temporary file as they come, then copied
-    in sorted order through a memory map, so memory holds the index only.
+    in sorted order one at a time, so memory holds the index only.
     `stats` is filled while the examples are drawn.
     """
     part = self.part(unit)
@@ -152,10 +151,9 @@ class StagingDirectory:
     np.cumsum(index["length"], out=starts[1:])
     permutation = np.lexsort((index["order"], index["shard"]))
     with open(unsorted, "rb") as f, open(tmp_name(part), "wb") as out:
-      if len(index):
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-          for i in permutation:
-            out.write(data[starts[i] : starts[i + 1]])
+      fd = f.fileno()
+      for i in permutation.tolist():
+        out.write(os.pread(fd, int(starts[i + 1] - starts[i]), int(starts[i])))
     os.remove(unsorted)
     index = index[permutation]
     rows_of = np.searchsorted(index["shard"], np.arange(num_shards + 1))

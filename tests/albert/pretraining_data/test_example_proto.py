@@ -76,8 +76,8 @@ def test_varints_match_the_scalar_encoder():
   assert example_proto.varints(values) == b"".join(
       example_proto.varint(int(v)) for v in values
   )
-  # Below 2**21 a lookup table encodes; the same bytes, for every dtype.
-  small = np.array([0, 1, 127, 128, 300, 16383, 16384, 2**21 - 1, 5])
+  # Below 2**17 a lookup table encodes; the same bytes, for every dtype.
+  small = np.array([0, 1, 127, 128, 300, 16383, 16384, 2**17 - 1, 5])
   for dtype in (np.int32, np.int64, np.uint32):
     assert example_proto.varints(small.astype(dtype)) == b"".join(
         example_proto.varint(int(v)) for v in small
