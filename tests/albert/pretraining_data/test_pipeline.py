@@ -345,6 +345,14 @@ def _error_cases(tmp, corpus, model):
           good + ["--random_next_sentence=True", "--sentence_task=sop"],
           "asks for NSP",
       ),
+      "random_document_without_sop": (
+          good + ["--single_segment=random_document", "--sentence_task=none"],
+          "single_segment='random_document' labels its pairs 1",
+      ),
+      "shuffle_memory": (
+          good + ["--shuffle_memory_mb=0"],
+          "shuffle_memory_mb=0.0 must be > 0",
+      ),
   }
 
 
@@ -369,6 +377,45 @@ def test_bad_input_gives_one_line_and_no_output(
     assert len(errors) == 1 and message in errors[0], (name, result.stderr)
     assert "Traceback" not in result.stderr, name
     assert not out.exists(), name
+
+
+@pytest.mark.slow
+def test_sigkill_then_rerun_gives_identical_bytes(
+    tmp_path, corpus_path, spm_model
+):
+  import signal
+  import time
+
+  args = [
+      f"--input_file={corpus_path}",
+      f"--spm_model_file={spm_model}",
+      "--max_seq_length=64",
+      "--max_predictions_per_seq=10",
+      "--dupe_factor=6",
+      "--block_size_mb=0.05",
+      "--num_output_shards=3",
+      "--num_workers=2",
+  ]
+  fresh = tmp_path / "fresh"
+  assert _cli(*args, f"--output_file={fresh}/t.tfrecord").returncode == 0
+  out = tmp_path / "killed"
+  process = subprocess.Popen(
+      [sys.executable, str(TOOL), *args, f"--output_file={out}/t.tfrecord"],
+      stdout=subprocess.DEVNULL,
+      stderr=subprocess.DEVNULL,
+  )
+  deadline = time.time() + 120
+  while time.time() < deadline and len(list(out.glob(".*/*.rec.json"))) < 4:
+    time.sleep(0.05)
+  process.send_signal(signal.SIGKILL)  # Workers follow their parent.
+  process.wait()
+  (staging,) = list(out.glob(".t.partial-*"))
+  assert list(staging.glob("*.rec.json")) and not list(out.glob("*.tfrecord"))
+  result = _cli(*args, f"--output_file={out}/t.tfrecord")
+  assert result.returncode == 0, result.stderr[-2000:]
+  for name in [f"t-{i:05d}-of-00003.tfrecord" for i in range(3)]:
+    assert (out / name).read_bytes() == (fresh / name).read_bytes()
+  assert not staging.exists()
 
 
 @pytest.mark.slow
@@ -434,3 +481,24 @@ def test_beam_pipeline_writes_the_same_examples(
   manifest = json.loads((out / "manifest.json").read_text())
   for key in ("num_examples", "num_tokens", "shards", "mixing", "flags"):
     assert manifest[key] == reference[0][key], key
+  # NSP: the random-document pool reaches the Beam workers as a side input.
+  nsp = PretrainingDataConfig(**SMALL, sentence_task="nsp")
+  local = _generate(
+      tmp_path / "local_nsp",
+      corpus_path,
+      spm_model,
+      shards=2,
+      sentence_task="nsp",
+  )
+  beam_pipeline.run(
+      input_file=corpus_path,
+      output_file=str(tmp_path / "beam_nsp" / "train.tfrecord"),
+      spm_model_file=spm_model,
+      config=nsp,
+      num_output_shards=2,
+      runner="DirectRunner",
+  )
+  assert _shard_bytes(tmp_path / "beam_nsp") == _shard_bytes(
+      tmp_path / "local_nsp"
+  )
+  assert local["sentence_label_1_fraction"] > 0.4
