@@ -6,6 +6,8 @@
 checkpoint in `model_dir`.
 """
 
+import json
+import os
 from typing import Dict, Optional, Sequence, Tuple
 
 from absl import logging
@@ -22,19 +24,8 @@ from official.optimization.optimizer_config import OptimizerConfig
 DEFAULT_GIN = "gin/pretrain.gin"
 
 
-def pretrain(
-    *,
-    model_dir: str,
-    gin_file: Sequence[str] = (),
-    gin_param: Sequence[str] = (),
-    strategy: str = "default",
-    tpu: Optional[str] = None,
-) -> Tuple[Dict[str, float], str]:
-  """Parses the configuration, builds the task and trains.
-
-  Returns:
-    (final eval metrics, or train metrics without eval data; the checkpoint).
-  """
+def _build(gin_file, gin_param, strategy, tpu, model_dir):
+  """Parses the gin files and builds (task, trainer config, trainer)."""
   gin_files.parse_gin(
       [DEFAULT_GIN, *gin_file], gin_param, search_paths=[REPO_ROOT]
   )
@@ -51,6 +42,65 @@ def pretrain(
       optimizer_config=optimizer_config,
       config=trainer_config,
       model_dir=model_dir,
+  )
+  return task, trainer_config, trainer
+
+
+def evaluate_pretrained(
+    *,
+    model_dir: str,
+    gin_file: Sequence[str] = (),
+    gin_param: Sequence[str] = (),
+    summary_name: str = "eval",
+    strategy: str = "default",
+    tpu: Optional[str] = None,
+) -> Tuple[Dict[str, float], str]:
+  """Evaluates the latest checkpoint of model_dir on
+  `PretrainTask.eval_file_pattern` (set it with gin), without training.
+
+  Summaries go to model_dir/`summary_name`, at the checkpoint's step.
+
+  Returns:
+    (the metrics, the checkpoint).
+
+  Raises:
+    ValueError: no checkpoint, no eval data or data of another shape.
+  """
+  task, _, trainer = _build(gin_file, gin_param, strategy, tpu, model_dir)
+  if not task.has_eval_inputs():
+    raise ValueError(
+        "evaluation needs PretrainTask.eval_file_pattern: set it with "
+        "--gin_param"
+    )
+  checkpoint = trainer.restore_latest()
+  if not checkpoint:
+    raise ValueError(f"no checkpoint in {model_dir} to evaluate")
+  return trainer.evaluate(summary_name=summary_name), checkpoint
+
+
+def write_metrics(path: str, metrics: Dict[str, float], checkpoint: str):
+  """Writes {"metrics": ..., "checkpoint": ...} as JSON, atomically."""
+  tmp = f"{path}.tmp-{os.getpid()}"
+  with open(tmp, "w", encoding="utf-8") as f:
+    json.dump({"metrics": metrics, "checkpoint": checkpoint}, f, indent=2)
+  os.replace(tmp, path)
+
+
+def pretrain(
+    *,
+    model_dir: str,
+    gin_file: Sequence[str] = (),
+    gin_param: Sequence[str] = (),
+    strategy: str = "default",
+    tpu: Optional[str] = None,
+) -> Tuple[Dict[str, float], str]:
+  """Parses the configuration, builds the task and trains.
+
+  Returns:
+    (final eval metrics, or train metrics without eval data; the checkpoint).
+  """
+  task, trainer_config, trainer = _build(
+      gin_file, gin_param, strategy, tpu, model_dir
   )
   if trainer.is_chief:
     logging.info(

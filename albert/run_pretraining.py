@@ -10,6 +10,10 @@ r"""ALBERT pretraining: `python -m albert.run_pretraining`.
 `--gin_param`s are layered on top in order. The operative config is written to
 `MODEL_DIR/operative_config.gin`. Rerunning the same command resumes from the
 latest checkpoint in `--model_dir`.
+
+`--mode=eval` evaluates the latest checkpoint on
+`PretrainTask.eval_file_pattern` without training (summaries under
+`MODEL_DIR/--eval_name`); `--metrics_file` writes the final metrics as JSON.
 """
 
 import sys
@@ -19,7 +23,9 @@ from absl import app
 from absl import flags
 
 from albert import cli
+from albert.pretraining import evaluate_pretrained
 from albert.pretraining import pretrain
+from albert.pretraining import write_metrics
 from official.core.trainer import NonFiniteLossError
 from official.distribute import strategy as strategy_lib
 
@@ -41,6 +47,18 @@ STRATEGY = flags.DEFINE_enum(
 TPU = flags.DEFINE_string(
     "tpu", None, "TPU name, grpc://HOST:PORT or 'local' (--strategy=tpu)."
 )
+MODE = flags.DEFINE_enum(
+    "mode",
+    "train",
+    ["train", "eval"],
+    "train (and evaluate), or only evaluate the latest checkpoint.",
+)
+EVAL_NAME = flags.DEFINE_string(
+    "eval_name", "eval", "--mode=eval: summaries go to MODEL_DIR/EVAL_NAME."
+)
+METRICS_FILE = flags.DEFINE_string(
+    "metrics_file", None, "Write the final metrics and checkpoint as JSON."
+)
 
 
 def main(argv: Sequence[str]) -> None:
@@ -48,18 +66,26 @@ def main(argv: Sequence[str]) -> None:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
   if not MODEL_DIR.value:
     sys.exit("run_pretraining: --model_dir is required (where checkpoints go)")
+  common = dict(
+      model_dir=MODEL_DIR.value,
+      gin_file=GIN_FILES.value,
+      gin_param=GIN_PARAMS.value,
+      strategy=STRATEGY.value,
+      tpu=TPU.value,
+  )
   try:
-    results, checkpoint = pretrain(
-        model_dir=MODEL_DIR.value,
-        gin_file=GIN_FILES.value,
-        gin_param=GIN_PARAMS.value,
-        strategy=STRATEGY.value,
-        tpu=TPU.value,
-    )
+    if MODE.value == "eval":
+      results, checkpoint = evaluate_pretrained(
+          summary_name=EVAL_NAME.value, **common
+      )
+    else:
+      results, checkpoint = pretrain(**common)
   except (ValueError, RuntimeError, NonFiniteLossError) as e:
     sys.exit(f"run_pretraining: {str(e).strip().splitlines()[0]}")
   print("final " + " ".join(f"{k}={v:.4f}" for k, v in sorted(results.items())))
   print(f"checkpoint {checkpoint}")
+  if METRICS_FILE.value:
+    write_metrics(METRICS_FILE.value, results, checkpoint)
 
 
 def run():

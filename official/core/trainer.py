@@ -344,8 +344,21 @@ class Trainer:
     )
     return values
 
-  def evaluate(self, step: Optional[int] = None) -> Dict[str, float]:
-    """Runs `eval_steps` eval batches; {} if the task has no eval data."""
+  def restore_latest(self) -> Optional[str]:
+    """Restores the latest checkpoint of model_dir; returns it (or None)."""
+    latest = tf.train.latest_checkpoint(self.model_dir)
+    if latest:
+      self._restore(latest)
+    return latest
+
+  def evaluate(
+      self, step: Optional[int] = None, summary_name: str = "eval"
+  ) -> Dict[str, float]:
+    """Runs `eval_steps` eval batches; {} if the task has no eval data.
+
+    Summaries go to model_dir/`summary_name` (one TensorBoard run per
+    evaluation set).
+    """
     if not self.task.has_eval_inputs():
       return {}
     step = self.global_step if step is None else step
@@ -356,7 +369,7 @@ class Trainer:
         self._eval_loop(iterator, tf.constant(self.config.eval_steps))
     )
     results = {m.name: float(m.result()) for m in self.eval_metrics}
-    self._summaries("eval", step, results)
+    self._summaries(summary_name, step, results)
     logging.info(
         "eval at step %d over %d batches: %s",
         step,

@@ -207,3 +207,42 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
     np.testing.assert_allclose(
         a[name], b[name], rtol=1e-4, atol=1e-5, err_msg=name
     )
+
+
+def test_eval_mode_evaluates_the_latest_checkpoint_only(data_dir, tmp_path):
+  model_dir = tmp_path / "model"
+  metrics = tmp_path / "train.json"
+  result = _run(
+      _args(data_dir, model_dir, f"--metrics_file={metrics}", steps=4)
+  )
+  assert result.returncode == 0, result.stderr[-2000:]
+  trained = json.loads(metrics.read_text())
+  assert trained["checkpoint"].endswith("ckpt-4")
+  before = sorted(p.name for p in model_dir.iterdir())
+  # Another held-out set, evaluated without training: same weights, same
+  # checkpoints, its own summaries; on the training eval set, the figures
+  # of the training run's final evaluation.
+  other = tmp_path / "other.json"
+  for name, out in (("eval_again", other),):
+    result = _run(
+        _args(
+            data_dir,
+            model_dir,
+            "--mode=eval",
+            f"--eval_name={name}",
+            f"--metrics_file={out}",
+            steps=4,
+        )
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+  again = json.loads(other.read_text())
+  assert again["checkpoint"] == trained["checkpoint"]
+  for key in ("masked_lm_accuracy", "sentence_order_accuracy"):
+    assert again["metrics"][key] == pytest.approx(trained["metrics"][key])
+  after = sorted(p.name for p in model_dir.iterdir())
+  assert after == sorted(before + ["eval_again"])
+  assert list((model_dir / "eval_again").iterdir())
+  # Nothing to evaluate: one line.
+  result = _run(_args(data_dir, tmp_path / "empty", "--mode=eval", steps=4))
+  assert result.returncode != 0
+  assert "no checkpoint in" in result.stderr.strip().splitlines()[-1]
