@@ -1,0 +1,435 @@
+"""The paper's ablations at CPU scale (`tools/run_ablation.py`).
+
+One call runs one experiment end to end in `work_dir`:
+1. data: the corpus split by document into training and held-out text (every
+   `heldout_every`-th document is held out), one SentencePiece model trained
+   on the training text, pretraining TFRecords of the training text for each
+   sentence task the experiment needs, and two held-out evaluation sets made
+   from the held-out documents: SOP-style (in order / swapped) and NSP-style
+   (in order / random document);
+2. training: every variant with `python -m albert.run_pretraining`, the same
+   gin files, steps and batch, evaluated on the held-out SOP set during
+   training (the curves);
+3. evaluation: every variant's final checkpoint on both held-out sets
+   (`--mode=eval`): masked-LM accuracy, NSP accuracy, SOP accuracy (paper
+   Table 5's columns);
+4. report: `results.json`, `results.md` (Table 5 or Table 4 layout, with
+   parameter counts) and PNG plots of the held-out curves read from the
+   TensorBoard event files.
+
+Every step writes its output under a temporary name and renames it when
+complete, and is skipped when its output exists: a rerun after a crash, or
+with a larger `--train_steps` (training resumes), finishes the job.
+"""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional, Sequence
+
+from absl import logging
+
+from albert import REPO_ROOT
+from official.core.errors import InputError
+from official.io import atomic_write
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+  """One model of an experiment.
+
+  Attributes:
+    name: short name (directory and table row).
+    sentence_task: the task of its training data and loss.
+    gin_params: extra bindings (architecture).
+    label: the row label in results.md.
+  """
+
+  name: str
+  sentence_task: str
+  gin_params: Sequence[str] = ()
+  label: str = ""
+
+
+EXPERIMENTS: Dict[str, List[Variant]] = {
+    # Paper Table 5: the sentence-level task.
+    "sentence_task": [
+        Variant("none", "none", label="None"),
+        Variant("nsp", "nsp", label="NSP"),
+        Variant("sop", "sop", label="SOP"),
+    ],
+    # Paper Table 4: what the layers share.
+    "sharing": [
+        Variant(s, "sop", (f"AlbertConfig.sharing='{s}'",), label)
+        for s, label in (
+            ("all", "all-shared"),
+            ("attention", "shared-attention"),
+            ("ffn", "shared-FFN"),
+            ("none", "not-shared"),
+        )
+    ],
+    # Paper Table 3: the factorized embedding size E.
+    "embedding_size": [
+        Variant(f"E{e}", "sop", (f"AlbertConfig.embedding_size={e}",), f"E={e}")
+        for e in (16, 32, 64, 128)
+    ],
+}
+EVAL_SETS = ("sop", "nsp")
+CURVE_METRICS = ("masked_lm_accuracy", "sentence_order_accuracy")
+
+
+def split_corpus(
+    corpus: str, train_path: str, heldout_path: str, heldout_every: int
+) -> Dict[str, int]:
+  """Every heldout_every-th document (blank-line separated) is held out."""
+  counts = {"train": 0, "heldout": 0}
+  tmp_train, tmp_heldout = train_path + ".tmp", heldout_path + ".tmp"
+  with (
+      open(corpus, encoding="utf-8") as f,
+      open(tmp_train, "w", encoding="utf-8") as train,
+      open(tmp_heldout, "w", encoding="utf-8") as heldout,
+  ):
+    document: List[str] = []
+    index = 0
+
+    def flush():
+      nonlocal index
+      if not document:
+        return
+      held = index % heldout_every == heldout_every - 1
+      out = heldout if held else train
+      out.write("".join(document) + "\n")
+      counts["heldout" if held else "train"] += 1
+      document.clear()
+      index += 1
+
+    for line in f:
+      if line.strip():
+        document.append(line if line.endswith("\n") else line + "\n")
+      else:
+        flush()
+    flush()
+  if counts["heldout"] < 2 or counts["train"] < 2:
+    os.remove(tmp_train)
+    os.remove(tmp_heldout)
+    raise InputError(
+        f"corpus {corpus} has {sum(counts.values())} documents; the ablation "
+        f"needs at least {2 * heldout_every} (blank lines between documents)"
+    )
+  os.replace(tmp_train, train_path)
+  os.replace(tmp_heldout, heldout_path)
+  return counts
+
+
+@dataclasses.dataclass
+class Ablation:
+  """One experiment in `work_dir`; see the module docstring."""
+
+  experiment: str
+  corpus: str
+  work_dir: str
+  train_steps: int = 3000
+  gin_files: Sequence[str] = ("gin/tiny.gin", "gin/demo.gin")
+  gin_params: Sequence[str] = ()
+  vocab_size: int = 8000
+  seq_length: int = 128
+  max_predictions_per_seq: int = 20
+  dupe_factor: int = 5
+  heldout_every: int = 20
+  eval_steps: int = 50
+  eval_points: int = 10
+  num_workers: Optional[int] = None
+
+  def __post_init__(self):
+    if self.experiment not in EXPERIMENTS:
+      raise InputError(
+          f"experiment={self.experiment!r} is not one of "
+          f"{', '.join(EXPERIMENTS)}"
+      )
+    if not os.path.isfile(self.corpus):
+      raise InputError(f"corpus {self.corpus} does not exist")
+    for name in ("train_steps", "vocab_size", "eval_steps", "heldout_every"):
+      if getattr(self, name) < 1:
+        raise InputError(f"{name}={getattr(self, name)} must be >= 1")
+    self.variants = EXPERIMENTS[self.experiment]
+    self.data_dir = os.path.join(self.work_dir, "data")
+    self.models_dir = os.path.join(self.work_dir, self.experiment)
+
+  # --- Data -------------------------------------------------------------
+
+  def _records(self, name: str) -> str:
+    return os.path.join(self.data_dir, name)
+
+  def prepare_data(self) -> None:
+    from albert.pretraining_data.data_config import PretrainingDataConfig
+    from albert.pretraining_data.pipeline import create_pretraining_data
+    from albert.pretraining_data.sentencepiece_trainer import (
+        train_sentencepiece,
+    )
+
+    os.makedirs(self.data_dir, exist_ok=True)
+    train_txt = os.path.join(self.data_dir, "train.txt")
+    heldout_txt = os.path.join(self.data_dir, "heldout.txt")
+    if not os.path.exists(heldout_txt):
+      counts = split_corpus(
+          self.corpus, train_txt, heldout_txt, self.heldout_every
+      )
+      logging.info(
+          "Corpus: %d training and %d held-out documents",
+          counts["train"],
+          counts["heldout"],
+      )
+    self.spm_model = os.path.join(self.data_dir, "spm.model")
+    if not os.path.exists(self.spm_model):
+      train_sentencepiece(
+          input_file=train_txt,
+          model_prefix=os.path.join(self.data_dir, "spm"),
+          vocab_size=self.vocab_size,
+          hard_vocab_limit=False,
+      )
+    jobs = [
+        (f"train_{task}", train_txt, task, self.dupe_factor)
+        for task in sorted({v.sentence_task for v in self.variants})
+    ] + [(f"eval_{task}", heldout_txt, task, 1) for task in EVAL_SETS]
+    for name, text, task, dupe in jobs:
+      config = PretrainingDataConfig(
+          max_seq_length=self.seq_length,
+          max_predictions_per_seq=self.max_predictions_per_seq,
+          dupe_factor=dupe,
+          sentence_task=task,
+          block_bytes=1 << 20,
+      )
+      create_pretraining_data(
+          input_file=text,
+          output_file=os.path.join(self._records(name), "data.tfrecord"),
+          spm_model_file=self.spm_model,
+          config=config,
+          num_output_shards=2 if name.startswith("train") else 1,
+          num_workers=self.num_workers,
+      )
+
+  # --- Training and evaluation ------------------------------------------
+
+  def model_dir(self, variant: Variant) -> str:
+    return os.path.join(self.models_dir, variant.name)
+
+  def _vocab_size(self) -> int:
+    from albert.text.tokenization import SentencePieceTokenizer
+
+    return SentencePieceTokenizer.from_file(self.spm_model, True).vocab_size
+
+  def _command(
+      self,
+      variant: Variant,
+      *extra: str,
+      task: str,
+      data: str,
+      eval_set: str = "sop",
+  ):
+    params = [
+        f"AlbertConfig.vocab_size={self._vocab_size()}",
+        f"PretrainTask.seq_length={self.seq_length}",
+        f"PretrainTask.max_predictions_per_seq={self.max_predictions_per_seq}",
+        f"PretrainTask.sentence_task='{task}'",
+        f"PretrainTask.train_file_pattern='{self._records(data)}/*.tfrecord'",
+        "PretrainTask.eval_file_pattern="
+        f"'{self._records('eval_' + eval_set)}/*.tfrecord'",
+        f"TRAIN_STEPS={self.train_steps}",
+        f"OptimizerConfig.warmup_steps={self.train_steps // 10}",
+        "TrainerConfig.eval_interval="
+        f"{max(1, self.train_steps // self.eval_points)}",
+        f"TrainerConfig.eval_steps={self.eval_steps}",
+        *variant.gin_params,
+        *self.gin_params,
+    ]
+    return (
+        [sys.executable, "-m", "albert.run_pretraining"]
+        + [f"--gin_file={g}" for g in self.gin_files]
+        + [f"--gin_param={p}" for p in params]
+        + [f"--model_dir={self.model_dir(variant)}", *extra]
+    )
+
+  def _run(self, command: List[str], what: str) -> float:
+    logging.info("%s: %s", what, " ".join(command))
+    start = time.time()
+    result = subprocess.run(
+        command, cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    if result.returncode:
+      tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
+      raise RuntimeError(f"{what} failed: {' '.join(tail)}")
+    return time.time() - start
+
+  def train(self, variant: Variant) -> None:
+    done = os.path.join(self.model_dir(variant), "train_metrics.json")
+    if os.path.exists(done):
+      return
+    seconds = self._run(
+        self._command(
+            variant,
+            f"--metrics_file={done}.tmp",
+            task=variant.sentence_task,
+            data=f"train_{variant.sentence_task}",
+        ),
+        f"train {self.experiment}/{variant.name}",
+    )
+    with open(f"{done}.tmp", encoding="utf-8") as f:
+      record = json.load(f)
+    record["seconds"] = seconds
+    atomic_write.write_atomic(done, json.dumps(record, indent=2) + "\n")
+    os.remove(f"{done}.tmp")
+
+  def evaluate(self, variant: Variant, eval_set: str) -> Dict[str, float]:
+    path = os.path.join(self.model_dir(variant), f"eval_{eval_set}.json")
+    if not os.path.exists(path):
+      command = self._command(
+          variant,
+          "--mode=eval",
+          f"--eval_name=eval_{eval_set}",
+          f"--metrics_file={path}",
+          task=eval_set,  # The 2-way head is read even if never trained.
+          data=f"train_{variant.sentence_task}",
+          eval_set=eval_set,
+      )
+      self._run(command, f"evaluate {variant.name} on {eval_set}")
+    with open(path, encoding="utf-8") as f:
+      return json.load(f)["metrics"]
+
+  # --- Report -----------------------------------------------------------
+
+  def parameters(self, variant: Variant) -> int:
+    from albert.modeling.config import AlbertConfig
+    from albert.modeling.parameter_counts import parameter_counts
+
+    with open(
+        os.path.join(self.model_dir(variant), "model_config.json"),
+        encoding="utf-8",
+    ) as f:
+      config = AlbertConfig.explicit(**json.load(f))
+    return parameter_counts(config)["backbone_params"]
+
+  def curves(self, variant: Variant) -> Dict[str, List]:
+    """Held-out curves from the TensorBoard event files: metric -> [(step,
+    value)]."""
+    import tensorflow as tf
+
+    curves: Dict[str, Dict[int, float]] = {m: {} for m in CURVE_METRICS}
+    eval_dir = os.path.join(self.model_dir(variant), "eval")
+    for name in sorted(os.listdir(eval_dir)) if os.path.isdir(eval_dir) else []:
+      for event in tf.compat.v1.train.summary_iterator(
+          os.path.join(eval_dir, name)
+      ):
+        for value in event.summary.value:
+          if value.tag in curves:
+            curves[value.tag][event.step] = float(tf.make_ndarray(value.tensor))
+    return {m: sorted(points.items()) for m, points in curves.items()}
+
+  def run(self) -> Dict:
+    """Runs every missing step; returns the results (also written)."""
+    self.prepare_data()
+    results = {
+        "experiment": self.experiment,
+        "train_steps": self.train_steps,
+        "gin_files": list(self.gin_files),
+        "gin_params": list(self.gin_params),
+        "seq_length": self.seq_length,
+        "variants": {},
+    }
+    for variant in self.variants:
+      self.train(variant)
+      with open(
+          os.path.join(self.model_dir(variant), "train_metrics.json"),
+          encoding="utf-8",
+      ) as f:
+        trained = json.load(f)
+      results["variants"][variant.name] = {
+          "label": variant.label,
+          "sentence_task": variant.sentence_task,
+          "gin_params": list(variant.gin_params),
+          "backbone_params": self.parameters(variant),
+          "train_seconds": trained["seconds"],
+          "checkpoint": os.path.relpath(trained["checkpoint"], self.work_dir),
+          "eval": {s: self.evaluate(variant, s) for s in EVAL_SETS},
+          "curves": self.curves(variant),
+      }
+    self._write_report(results)
+    return results
+
+  def _write_report(self, results: Dict) -> None:
+    os.makedirs(self.models_dir, exist_ok=True)
+    atomic_write.write_atomic(
+        os.path.join(self.models_dir, "results.json"),
+        json.dumps(results, indent=2) + "\n",
+    )
+    atomic_write.write_atomic(
+        os.path.join(self.models_dir, "results.md"), results_table(results)
+    )
+    plot_curves(results, self.models_dir)
+
+
+def results_table(results: Dict) -> str:
+  """Markdown: Table 5's columns, or parameters and accuracies."""
+  rows = []
+  if results["experiment"] == "sentence_task":
+    header = (
+        "| trained on | MLM accuracy | NSP accuracy | SOP accuracy | "
+        "parameters | train time |\n|---|---|---|---|---|---|"
+    )
+  else:
+    header = (
+        "| variant | parameters | MLM accuracy | SOP accuracy | NSP accuracy "
+        "| train time |\n|---|---|---|---|---|---|"
+    )
+  for v in results["variants"].values():
+    sop, nsp = v["eval"]["sop"], v["eval"]["nsp"]
+    mlm = 100 * sop["masked_lm_accuracy"]
+    nsp_acc = 100 * nsp.get("sentence_order_accuracy", float("nan"))
+    sop_acc = 100 * sop.get("sentence_order_accuracy", float("nan"))
+    params = f"{v['backbone_params'] / 1e6:.2f} M"
+    minutes = f"{v['train_seconds'] / 60:.1f} min"
+    if results["experiment"] == "sentence_task":
+      cells = [v["label"], f"{mlm:.1f}", f"{nsp_acc:.1f}", f"{sop_acc:.1f}"]
+      cells += [params, minutes]
+    else:
+      cells = [v["label"], params, f"{mlm:.1f}", f"{sop_acc:.1f}"]
+      cells += [f"{nsp_acc:.1f}", minutes]
+    rows.append("| " + " | ".join(cells) + " |")
+  return (
+      f"# {results['experiment']}: {results['train_steps']} steps\n\n"
+      "Accuracies in %, on held-out documents (masked-LM accuracy on the "
+      "SOP-style set).\n\n" + header + "\n" + "\n".join(rows) + "\n"
+  )
+
+
+def plot_curves(results: Dict, out_dir: str) -> List[str]:
+  """One PNG per held-out metric, a line per variant; returns the paths."""
+  import matplotlib
+
+  matplotlib.use("Agg")
+  from matplotlib import pyplot as plt
+
+  paths = []
+  for metric in CURVE_METRICS:
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for v in results["variants"].values():
+      points = v["curves"].get(metric, [])
+      if points:
+        steps, values = zip(*points)
+        axes.plot(
+            steps, [100 * x for x in values], marker="o", label=v["label"]
+        )
+    axes.set_xlabel("training step")
+    axes.set_ylabel(f"held-out {metric.replace('_', ' ')} (%)")
+    axes.set_title(f"{results['experiment']}: {metric}")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    path = os.path.join(out_dir, f"{metric}.png")
+    figure.tight_layout()
+    figure.savefig(path + ".tmp.png", dpi=100)
+    plt.close(figure)
+    os.replace(path + ".tmp.png", path)
+    paths.append(path)
+  return paths
