@@ -59,3 +59,15 @@ def spm_model(sample_dir, corpus_path):
 @pytest.fixture(scope="session")
 def tokenizer(spm_model):
   return SentencePieceTokenizer.from_file(spm_model, lower=True)
+
+
+@pytest.fixture(autouse=True)
+def _clean_gin_state():
+  """Every test starts and ends without gin bindings: in-process runs
+  (pretrain, finetuning.run) bind AlbertConfig & co., and tests sharing a
+  process must not see each other's bindings."""
+  import gin
+
+  gin.clear_config()
+  yield
+  gin.clear_config()
