@@ -169,6 +169,7 @@ class Ablation:
     from albert.pretraining_data.sentencepiece_trainer import (
         train_sentencepiece,
     )
+    from albert.text.tokenization import SentencePieceTokenizer
 
     os.makedirs(self.data_dir, exist_ok=True)
     train_txt = os.path.join(self.data_dir, "train.txt")
@@ -190,6 +191,10 @@ class Ablation:
           vocab_size=self.vocab_size,
           hard_vocab_limit=False,
       )
+    # The pieces the model has (at most vocab_size: hard_vocab_limit=False).
+    self.pieces = SentencePieceTokenizer.from_file(
+        self.spm_model, True
+    ).vocab_size
     jobs = [
         (f"train_{task}", train_txt, task, self.dupe_factor)
         for task in sorted({v.sentence_task for v in self.variants})
@@ -216,11 +221,6 @@ class Ablation:
   def model_dir(self, variant: Variant) -> str:
     return os.path.join(self.models_dir, variant.name)
 
-  def _vocab_size(self) -> int:
-    from albert.text.tokenization import SentencePieceTokenizer
-
-    return SentencePieceTokenizer.from_file(self.spm_model, True).vocab_size
-
   def _command(
       self,
       variant: Variant,
@@ -230,7 +230,7 @@ class Ablation:
       eval_set: str = "sop",
   ):
     params = [
-        f"AlbertConfig.vocab_size={self._vocab_size()}",
+        f"AlbertConfig.vocab_size={self.pieces}",
         f"PretrainTask.seq_length={self.seq_length}",
         f"PretrainTask.max_predictions_per_seq={self.max_predictions_per_seq}",
         f"PretrainTask.sentence_task='{task}'",

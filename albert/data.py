@@ -30,6 +30,7 @@ from absl import logging
 import tensorflow as tf
 
 from albert import features
+from official.benchmark.cpu_info import available_cores
 from official.io import tfrecord
 
 
@@ -65,13 +66,6 @@ def _compression(files: List[str]) -> Optional[str]:
         f"{files[gz.index(False)]} is not; regenerate one kind"
     )
   return "GZIP" if gz[0] else None
-
-
-def available_cores() -> int:
-  try:
-    return len(os.sched_getaffinity(0))
-  except AttributeError:  # Not on Linux.
-    return os.cpu_count() or 1
 
 
 def check_record_shapes(

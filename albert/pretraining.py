@@ -7,7 +7,6 @@ checkpoint in `model_dir`.
 """
 
 import json
-import os
 from typing import Dict, Optional, Sequence, Tuple
 
 from absl import logging
@@ -19,6 +18,7 @@ from official.config import gin_files
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
+from official.io import atomic_write
 from official.optimization.optimizer_config import OptimizerConfig
 
 DEFAULT_GIN = "gin/pretrain.gin"
@@ -80,10 +80,11 @@ def evaluate_pretrained(
 
 def write_metrics(path: str, metrics: Dict[str, float], checkpoint: str):
   """Writes {"metrics": ..., "checkpoint": ...} as JSON, atomically."""
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    json.dump({"metrics": metrics, "checkpoint": checkpoint}, f, indent=2)
-  os.replace(tmp, path)
+  atomic_write.write_atomic(
+      path,
+      json.dumps({"metrics": metrics, "checkpoint": checkpoint}, indent=2)
+      + "\n",
+  )
 
 
 def pretrain(

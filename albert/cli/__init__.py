@@ -7,6 +7,16 @@ and the console scripts in `pyproject.toml` call `run()`.
 import sys
 
 from absl import app
+from absl import flags
+
+from official.core.errors import InputError
+
+
+def require_flags(*names: str) -> None:
+  """Raises InputError naming the first of `names` that is not set."""
+  for name in names:
+    if not flags.FLAGS[name].value:
+      raise InputError(f"--{name} is required")
 
 
 def run_command(main, usage: str) -> None:

@@ -155,9 +155,7 @@ def _sentence_task() -> str:
 
 def config_from_flags() -> PretrainingDataConfig:
   """The generation options; raises InputError for bad values."""
-  for name in ("input_file", "output_file", "spm_model_file"):
-    if not FLAGS[name].value:
-      raise InputError(f"--{name} is required")
+  cli.require_flags("input_file", "output_file", "spm_model_file")
   if FLAGS.do_permutation:
     raise InputError("--do_permutation=True is not supported")
   if FLAGS.vocab_file and not os.path.isfile(FLAGS.vocab_file):

@@ -49,9 +49,7 @@ def main(argv):
     sys.exit(f"run_ablation: error: unexpected arguments {argv[1:]}")
   logging.set_verbosity(logging.INFO)
   try:
-    for name in ("experiment", "corpus", "work_dir"):
-      if not FLAGS[name].value:
-        raise InputError(f"--{name} is required")
+    cli.require_flags("experiment", "corpus", "work_dir")
     results = ablation.Ablation(
         experiment=FLAGS.experiment,
         corpus=FLAGS.corpus,

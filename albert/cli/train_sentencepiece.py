@@ -62,9 +62,7 @@ def main(argv):
     sys.exit(f"train_sentencepiece: error: unexpected arguments {argv[1:]}")
   logging.set_verbosity(logging.INFO)
   try:
-    for name in ("input", "model_prefix"):
-      if not FLAGS[name].value:
-        raise InputError(f"--{name} is required")
+    cli.require_flags("input", "model_prefix")
     trainer_lib.train_sentencepiece(
         input_file=FLAGS.input,
         model_prefix=FLAGS.model_prefix,

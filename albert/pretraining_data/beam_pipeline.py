@@ -100,18 +100,6 @@ class _SamplePool(_Tokenizing):
     )
 
 
-def _merge_pool(parts) -> document_pool.DocumentPool:
-  pool = document_pool.DocumentPool.concatenate(
-      [part for _, part in sorted(parts, key=lambda kv: kv[0])]
-  )
-  if len(pool) < 2:
-    raise InputError(
-        f"the corpus has {len(pool)} document(s); random documents "
-        "(--sentence_task=nsp, --single_segment=random_document) need 2"
-    )
-  return pool
-
-
 class _GenerateBlock(_Tokenizing):
   """(block, group, passes) -> (shard, (sort key, record, document, tokens)).
 
@@ -242,7 +230,7 @@ def build_pipeline(
         | "SamplePool"
         >> beam.ParDo(_SamplePool(model_proto, config, len(blocks)))
         | "GatherPool" >> beam.combiners.ToList()
-        | "MergePool" >> beam.Map(_merge_pool)
+        | "MergePool" >> beam.Map(document_pool.merge)
     )
   groups = pass_groups(len(blocks), config.dupe_factor)
   results = (

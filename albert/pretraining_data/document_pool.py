@@ -17,12 +17,13 @@ can skip the document being paired, as the original does.
 import dataclasses
 import io
 import math
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.instances import Document
+from official.core.errors import InputError
 from official.io import atomic_write
 
 _POOL_SAMPLE = 4  # Seed purpose, beside block_generator's.
@@ -124,3 +125,20 @@ def sample_block(
       [documents[d] for d in chosen],
       [document_key(block_index, d) for d in chosen],
   )
+
+
+def merge(shares: Sequence[Tuple[int, DocumentPool]]) -> DocumentPool:
+  """The pool from every block's (block index, share), in block order.
+
+  Raises:
+    InputError: fewer than 2 documents to draw from.
+  """
+  pool = DocumentPool.concatenate(
+      [share for _, share in sorted(shares, key=lambda item: item[0])]
+  )
+  if len(pool) < 2:
+    raise InputError(
+        f"the corpus has {len(pool)} document(s); random documents "
+        "(--sentence_task=nsp, --single_segment=random_document) need 2"
+    )
+  return pool

@@ -20,7 +20,7 @@ together gives a mean near 0.
 """
 
 import math
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence
 
 import numpy as np
 
@@ -113,11 +113,3 @@ class ShardStats:
         "mixing_documents": counted,
         "mixing_span_sum": span_sum,
     }
-
-
-def sort_part(
-    orders: np.ndarray, *columns: Sequence
-) -> Tuple[np.ndarray, List[List]]:
-  """Sorts records given in canonical order by order; returns the columns."""
-  permutation = shard_permutation(orders)
-  return permutation, [[column[i] for i in permutation] for column in columns]

@@ -45,6 +45,7 @@ from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
+from official.benchmark.cpu_info import available_cores
 from official.core.errors import InputError
 from albert.pretraining_data.progress_reporter import ProgressReporter
 from albert.pretraining_data.staging import StagingDirectory
@@ -54,10 +55,7 @@ _worker_state = {}
 
 
 def default_num_workers() -> int:
-  try:
-    return len(os.sched_getaffinity(0))
-  except AttributeError:  # Not on Linux.
-    return os.cpu_count() or 1
+  return available_cores()
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -418,23 +416,17 @@ def _generate(
         job.config.document_pool_size,
         len(job.blocks),
     )
-    parts = dict(
-        _run_units(
-            [(block, len(job.blocks)) for block in job.blocks],
-            model_proto,
-            job.config,
-            num_workers,
-            work=_sample_pool,
+    pool = document_pool.merge(
+        list(
+            _run_units(
+                [(block, len(job.blocks)) for block in job.blocks],
+                model_proto,
+                job.config,
+                num_workers,
+                work=_sample_pool,
+            )
         )
     )
-    pool = document_pool.DocumentPool.concatenate(
-        [parts[b] for b in range(len(job.blocks))]
-    )
-    if len(pool) < 2:
-      raise InputError(
-          f"the corpus has {len(pool)} document(s); random documents "
-          "(--sentence_task=nsp, --single_segment=random_document) need 2"
-      )
     pool.save(pool_path)
     logging.info("Random-document pool: %d documents", len(pool))
   for unit, stats in _run_units(tasks, model_proto, job.config, num_workers):

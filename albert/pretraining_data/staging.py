@@ -20,6 +20,7 @@ inputs, options and model.
 """
 
 import glob
+import io
 import json
 import os
 import shutil
@@ -63,9 +64,9 @@ def _read_json(path: str) -> Optional[dict]:
 
 
 def _save_npy_atomic(path: str, array: np.ndarray) -> None:
-  with open(tmp_name(path), "wb") as f:
-    np.save(f, array)
-  os.replace(tmp_name(path), path)
+  buffer = io.BytesIO()
+  np.save(buffer, array)
+  atomic_write.write_atomic(path, buffer.getvalue())
 
 
 def move(src: str, dst: str) -> None:
