@@ -314,18 +314,11 @@ class Ablation:
   def curves(self, variant: Variant) -> Dict[str, List]:
     """Held-out curves from the TensorBoard event files: metric -> [(step,
     value)]."""
-    import tensorflow as tf
+    from albert import curves
 
-    curves: Dict[str, Dict[int, float]] = {m: {} for m in CURVE_METRICS}
-    eval_dir = os.path.join(self.model_dir(variant), "eval")
-    for name in sorted(os.listdir(eval_dir)) if os.path.isdir(eval_dir) else []:
-      for event in tf.compat.v1.train.summary_iterator(
-          os.path.join(eval_dir, name)
-      ):
-        for value in event.summary.value:
-          if value.tag in curves:
-            curves[value.tag][event.step] = float(tf.make_ndarray(value.tensor))
-    return {m: sorted(points.items()) for m, points in curves.items()}
+    return curves.read_scalars(
+        os.path.join(self.model_dir(variant), "eval"), CURVE_METRICS
+    )
 
   def run(self) -> Dict:
     """Runs every missing step; returns the results (also written)."""
@@ -406,30 +399,18 @@ def results_table(results: Dict) -> str:
 
 def plot_curves(results: Dict, out_dir: str) -> List[str]:
   """One PNG per held-out metric, a line per variant; returns the paths."""
-  import matplotlib
+  from albert import curves
 
-  matplotlib.use("Agg")
-  from matplotlib import pyplot as plt
-
-  paths = []
-  for metric in CURVE_METRICS:
-    figure, axes = plt.subplots(figsize=(6, 4))
-    for v in results["variants"].values():
-      points = v["curves"].get(metric, [])
-      if points:
-        steps, values = zip(*points)
-        axes.plot(
-            steps, [100 * x for x in values], marker="o", label=v["label"]
-        )
-    axes.set_xlabel("training step")
-    axes.set_ylabel(f"held-out {metric.replace('_', ' ')} (%)")
-    axes.set_title(f"{results['experiment']}: {metric}")
-    axes.grid(alpha=0.3)
-    axes.legend()
-    path = os.path.join(out_dir, f"{metric}.png")
-    figure.tight_layout()
-    figure.savefig(path + ".tmp.png", dpi=100)
-    plt.close(figure)
-    os.replace(path + ".tmp.png", path)
-    paths.append(path)
-  return paths
+  return [
+      curves.plot(
+          os.path.join(out_dir, f"{metric}.png"),
+          {
+              v["label"]: v["curves"].get(metric, [])
+              for v in results["variants"].values()
+          },
+          ylabel=f"held-out {metric.replace('_', ' ')} (%)",
+          title=f"{results['experiment']}: {metric}",
+          scale=100,
+      )
+      for metric in CURVE_METRICS
+  ]

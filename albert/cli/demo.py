@@ -16,6 +16,7 @@ demo doubles as a worked example:
 Finished stages are skipped on a rerun; a rerun after an interruption resumes.
 """
 
+import json
 import os
 import shlex
 import shutil
@@ -28,11 +29,18 @@ from absl import flags
 
 from albert import cli
 from albert import REPO_ROOT
+from official.io import atomic_write
 
 WORK_DIR = flags.DEFINE_string("work_dir", "demo_out", "Where everything goes.")
-TRAIN_STEPS = flags.DEFINE_integer("train_steps", 1500, "Pretraining steps.")
-VOCAB_SIZE = flags.DEFINE_integer("vocab_size", 8000, "SentencePiece pieces.")
+TRAIN_STEPS = flags.DEFINE_integer("train_steps", 1800, "Pretraining steps.")
+VOCAB_SIZE = flags.DEFINE_integer("vocab_size", 3000, "SentencePiece pieces.")
 DUPE_FACTOR = flags.DEFINE_integer("dupe_factor", 5, "Passes over the text.")
+SEQ_LENGTH = flags.DEFINE_integer(
+    "seq_length", 64, "max_seq_length of the data, the model and the export."
+)
+MAX_PREDICTIONS = flags.DEFINE_integer(
+    "max_predictions_per_seq", 10, "Masked positions per sequence (at most)."
+)
 CORPUS_MB = flags.DEFINE_float(
     "corpus_mb", None, "Cap the sample corpus (default: all of it)."
 )
@@ -64,10 +72,66 @@ def _split_documents(corpus, train_path, eval_path):
   return len(documents)
 
 
+def _check_settings(path: str) -> None:
+  """A rerun skips finished stages, so it must use the settings that made
+  them (the training steps may grow: training resumes)."""
+  settings = {
+      flag.name: flag.value
+      for flag in (
+          CORPUS_MB,
+          VOCAB_SIZE,
+          DUPE_FACTOR,
+          SEQ_LENGTH,
+          MAX_PREDICTIONS,
+      )
+  }
+  if os.path.exists(path):
+    with open(path, encoding="utf-8") as f:
+      before = json.load(f)
+    changed = [
+        f"--{k}={before.get(k)} then, {v} now"
+        for k, v in settings.items()
+        if before.get(k) != v
+    ]
+    if changed:
+      sys.exit(
+          f"demo: {os.path.dirname(path)} was made with other settings "
+          f"({'; '.join(changed)}); remove it or choose another --work_dir"
+      )
+    return
+  if os.listdir(os.path.dirname(path)):
+    sys.exit(
+        f"demo: {os.path.dirname(path)} is not empty and has no "
+        "settings.json (an older demo's output?); remove it or choose "
+        "another --work_dir"
+    )
+  atomic_write.write_atomic(path, json.dumps(settings, indent=2) + "\n")
+
+
+def plot_loss(model_dir: str, path: str) -> str:
+  """The training loss and held-out masked-LM loss against steps, as a PNG."""
+  from albert import curves
+
+  tags = ("loss", "masked_lm_loss")
+  train = curves.read_scalars(os.path.join(model_dir, "train"), tags)
+  held_out = curves.read_scalars(os.path.join(model_dir, "eval"), tags)
+  return curves.plot(
+      path,
+      {
+          "training loss (MLM + SOP)": train["loss"],
+          "training masked-LM loss": train["masked_lm_loss"],
+          "held-out masked-LM loss": held_out["masked_lm_loss"],
+      },
+      ylabel="loss (nats)",
+      title="make demo: pretraining loss",
+  )
+
+
 def main(argv):
   del argv
   work = os.path.abspath(WORK_DIR.value)
   os.makedirs(work, exist_ok=True)
+  _check_settings(os.path.join(work, "settings.json"))
   py = sys.executable
   corpus = os.path.join(work, "corpus.txt")
   train_text = os.path.join(work, "train.txt")
@@ -103,8 +167,8 @@ def main(argv):
               f"--input_file={text}",
               f"--output_file={output}",
               f"--spm_model_file={spm_prefix}.model",
-              "--max_seq_length=128",
-              "--max_predictions_per_seq=20",
+              f"--max_seq_length={SEQ_LENGTH.value}",
+              f"--max_predictions_per_seq={MAX_PREDICTIONS.value}",
               f"--dupe_factor={DUPE_FACTOR.value}",
               "--num_output_shards=1",
               "--manifest_file="
@@ -113,6 +177,7 @@ def main(argv):
           f"3/6 pretraining data ({split})",
       )
   model_dir = os.path.join(work, "model")
+  metrics_file = os.path.join(model_dir, "final_metrics.json")
   _run(
       [
           py,
@@ -123,10 +188,14 @@ def main(argv):
           f"--model_dir={model_dir}",
           f"--gin_param=AlbertConfig.vocab_size={VOCAB_SIZE.value}",
           f"--gin_param=TRAIN_STEPS={TRAIN_STEPS.value}",
+          f"--gin_param=PretrainTask.seq_length={SEQ_LENGTH.value}",
+          "--gin_param=PretrainTask.max_predictions_per_seq="
+          f"{MAX_PREDICTIONS.value}",
           f"--gin_param=PretrainTask.train_file_pattern="
           f"'{os.path.join(work, 'data', 'train*.tfrecord*')}'",
           f"--gin_param=PretrainTask.eval_file_pattern="
           f"'{os.path.join(work, 'data', 'eval*.tfrecord*')}'",
+          f"--metrics_file={metrics_file}",
       ],
       "4/6 pretraining ALBERT (gin/tiny.gin + gin/demo.gin) on CPU",
   )
@@ -141,6 +210,7 @@ def main(argv):
           f"--model_dir={model_dir}",
           f"--spm_model_file={spm_prefix}.model",
           f"--export_dir={export_dir}",
+          f"--seq_length={SEQ_LENGTH.value}",
       ],
       "5/6 SavedModels for serving",
   )
@@ -152,6 +222,15 @@ def main(argv):
           f"--fill_mask={FILL_MASK_TEXT}",
       ],
       "6/6 fill_mask from the exported SavedModel in a fresh process",
+  )
+  with open(metrics_file, encoding="utf-8") as f:
+    final = json.load(f)["metrics"]
+  plot = plot_loss(model_dir, os.path.join(work, "loss.png"))
+  print(
+      f"\nHeld-out documents ({eval_text}), after {TRAIN_STEPS.value} steps: "
+      f"masked-LM accuracy {100 * final['masked_lm_accuracy']:.1f}%, "
+      f"sentence-order accuracy {100 * final['sentence_order_accuracy']:.1f}% "
+      f"(chance 50%).\nLoss curves: {plot}"
   )
   print(
       f"\nDone. Checkpoints, TensorBoard logs and operative_config.gin are in "

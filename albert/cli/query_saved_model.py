@@ -43,8 +43,9 @@ def main(argv):
       for m, position in enumerate(out["mask_positions"][i].numpy()):
         if position < 0:
           continue
+        # The bare word-start piece has no text once its mark is dropped.
         answers = ", ".join(
-            f"{t.decode()} ({s:.3f})"
+            f"{t.decode() or '▁'} ({s:.3f})"
             for t, s in zip(
                 out["top_k_tokens"][i, m].numpy(),
                 out["top_k_scores"][i, m].numpy(),

@@ -45,6 +45,17 @@ def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
   assert (work / "model" / "ckpt-300.index").exists()
   assert (work / "model" / "operative_config.gin").exists()
   assert (work / "data" / "eval.manifest.json").exists()
+  # The held-out figures are the training run's final evaluation, and the
+  # loss curve is a PNG.
+  held_out = re.search(
+      r"masked-LM accuracy ([\d.]+)%, sentence-order accuracy ([\d.]+)%",
+      run.stdout,
+  )
+  assert held_out, run.stdout[-3000:]
+  assert float(held_out.group(1)) == pytest.approx(
+      100 * float(final.group(1)), abs=0.06
+  )
+  assert (work / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
   # Every stage is skipped on a rerun; training resumes at its last step.
   rerun = subprocess.run(
       args,
@@ -59,3 +70,14 @@ def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
   assert "fill_mask: Return a new [MASK]" in run.stdout
   assert re.search(r"\[MASK\] at token \d+: \S+ \(0\.\d{3}\)", run.stdout)
   assert "Resumed from" in rerun.stderr
+  # Finished stages are only reused with the settings that made them.
+  other = subprocess.run(
+      args + ["--seq_length=32"],
+      cwd=REPO,
+      capture_output=True,
+      text=True,
+      timeout=600,
+  )
+  assert other.returncode != 0
+  assert "--seq_length=64 then, 32 now" in other.stderr
+  assert (work / "model" / "ckpt-300.index").exists()
