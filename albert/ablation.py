@@ -23,7 +23,9 @@ with a larger `--train_steps` (training resumes), finishes the job.
 """
 
 import dataclasses
+import concurrent.futures
 import json
+import math
 import os
 import subprocess
 import sys
@@ -136,12 +138,13 @@ class Ablation:
   gin_params: Sequence[str] = ()
   vocab_size: int = 8000
   seq_length: int = 128
-  max_predictions_per_seq: int = 20
+  max_predictions_per_seq: Optional[int] = None  # ceil(0.15 x seq_length)
   dupe_factor: int = 5
   heldout_every: int = 20
   eval_steps: int = 50
   eval_points: int = 10
   num_workers: Optional[int] = None
+  parallel: int = 1
 
   def __post_init__(self):
     if self.experiment not in EXPERIMENTS:
@@ -151,7 +154,15 @@ class Ablation:
       )
     if not os.path.isfile(self.corpus):
       raise InputError(f"corpus {self.corpus} does not exist")
-    for name in ("train_steps", "vocab_size", "eval_steps", "heldout_every"):
+    if self.max_predictions_per_seq is None:
+      self.max_predictions_per_seq = math.ceil(0.15 * self.seq_length)
+    for name in (
+        "train_steps",
+        "vocab_size",
+        "eval_steps",
+        "heldout_every",
+        "parallel",
+    ):
       if getattr(self, name) < 1:
         raise InputError(f"{name}={getattr(self, name)} must be >= 1")
     self.variants = EXPERIMENTS[self.experiment]
@@ -255,8 +266,16 @@ class Ablation:
   def _run(self, command: List[str], what: str) -> float:
     logging.info("%s: %s", what, " ".join(command))
     start = time.time()
+    env = None
+    if self.parallel > 1:
+      # Runs side by side share the cores: one thread each for the products
+      # (TensorFlow splits this model's small products poorly anyway).
+      from official.benchmark.cpu_info import available_cores
+
+      threads = max(1, available_cores() // self.parallel)
+      env = dict(os.environ, TF_NUM_INTRAOP_THREADS=str(threads))
     result = subprocess.run(
-        command, cwd=REPO_ROOT, capture_output=True, text=True
+        command, cwd=REPO_ROOT, capture_output=True, text=True, env=env
     )
     if result.returncode:
       tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
@@ -320,6 +339,17 @@ class Ablation:
         os.path.join(self.model_dir(variant), "eval"), CURVE_METRICS
     )
 
+  def _each(self, fn, jobs) -> None:
+    """fn(job) for every job, `parallel` at a time; the first error raises
+    once every started job has ended."""
+    if self.parallel == 1:
+      for job in jobs:
+        fn(job)
+      return
+    with concurrent.futures.ThreadPoolExecutor(self.parallel) as pool:
+      for future in [pool.submit(fn, job) for job in jobs]:
+        future.result()
+
   def run(self) -> Dict:
     """Runs every missing step; returns the results (also written)."""
     self.prepare_data()
@@ -331,8 +361,12 @@ class Ablation:
         "seq_length": self.seq_length,
         "variants": {},
     }
+    self._each(self.train, self.variants)
+    self._each(
+        lambda job: self.evaluate(*job),
+        [(v, s) for v in self.variants for s in EVAL_SETS],
+    )
     for variant in self.variants:
-      self.train(variant)
       with open(
           os.path.join(self.model_dir(variant), "train_metrics.json"),
           encoding="utf-8",

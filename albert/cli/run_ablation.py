@@ -38,10 +38,22 @@ flags.DEFINE_multi_string(
 flags.DEFINE_multi_string("gin_param", [], "Extra bindings for every variant.")
 flags.DEFINE_integer("vocab_size", 8000, "SentencePiece pieces (at most).")
 flags.DEFINE_integer("seq_length", 128, "max_seq_length of the data.")
+flags.DEFINE_integer(
+    "max_predictions_per_seq",
+    None,
+    "Masked positions per sequence (default: ceil(0.15 x seq_length)).",
+)
 flags.DEFINE_integer("dupe_factor", 5, "Passes over the training text.")
 flags.DEFINE_integer("heldout_every", 20, "Hold out every N-th document.")
 flags.DEFINE_integer("eval_steps", 50, "Batches per held-out evaluation.")
 flags.DEFINE_integer("eval_points", 10, "Held-out evaluations per curve.")
+flags.DEFINE_integer(
+    "parallel",
+    1,
+    "Variants trained (and evaluated) N at a time, each with cores/N "
+    "threads: tiny models use the cores better side by side "
+    "(docs/experiments.md).",
+)
 
 
 def main(argv):
@@ -59,10 +71,12 @@ def main(argv):
         gin_params=FLAGS.gin_param,
         vocab_size=FLAGS.vocab_size,
         seq_length=FLAGS.seq_length,
+        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
         dupe_factor=FLAGS.dupe_factor,
         heldout_every=FLAGS.heldout_every,
         eval_steps=FLAGS.eval_steps,
         eval_points=FLAGS.eval_points,
+        parallel=FLAGS.parallel,
     ).run()
   except (InputError, RuntimeError) as e:
     sys.exit(f"run_ablation: error: {e}")

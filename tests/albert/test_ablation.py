@@ -80,6 +80,7 @@ def test_sentence_task_experiment_end_to_end(tmp_path, corpus_path):
       "--vocab_size=400",
       "--seq_length=32",
       "--dupe_factor=1",
+      "--parallel=2",  # two variants side by side, then the third
   ] + [f"--gin_param={p}" for p in TINY]
   result = subprocess.run(
       command, cwd=REPO, env=ENV, capture_output=True, text=True, timeout=900
