@@ -22,8 +22,8 @@ complete, and is skipped when its output exists: a rerun after a crash, or
 with a larger `--train_steps` (training resumes), finishes the job.
 """
 
-import dataclasses
 import concurrent.futures
+import dataclasses
 import json
 import math
 import os
@@ -138,7 +138,8 @@ class Ablation:
   gin_params: Sequence[str] = ()
   vocab_size: int = 8000
   seq_length: int = 128
-  max_predictions_per_seq: Optional[int] = None  # ceil(0.15 x seq_length)
+  # None: every masked position fits, ceil(masked_lm_prob x seq_length).
+  max_predictions_per_seq: Optional[int] = None
   dupe_factor: int = 5
   heldout_every: int = 20
   eval_steps: int = 50
@@ -155,7 +156,11 @@ class Ablation:
     if not os.path.isfile(self.corpus):
       raise InputError(f"corpus {self.corpus} does not exist")
     if self.max_predictions_per_seq is None:
-      self.max_predictions_per_seq = math.ceil(0.15 * self.seq_length)
+      from albert.pretraining_data.data_config import PretrainingDataConfig
+
+      self.max_predictions_per_seq = math.ceil(
+          PretrainingDataConfig.masked_lm_prob * self.seq_length
+      )
     for name in (
         "train_steps",
         "vocab_size",

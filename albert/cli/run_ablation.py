@@ -41,7 +41,8 @@ flags.DEFINE_integer("seq_length", 128, "max_seq_length of the data.")
 flags.DEFINE_integer(
     "max_predictions_per_seq",
     None,
-    "Masked positions per sequence (default: ceil(0.15 x seq_length)).",
+    "Masked positions per sequence (default: ceil(0.15 x seq_length), "
+    "room for every masked position).",
 )
 flags.DEFINE_integer("dupe_factor", 5, "Passes over the training text.")
 flags.DEFINE_integer("heldout_every", 20, "Hold out every N-th document.")
