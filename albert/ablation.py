@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Sequence
 from absl import logging
 
 from albert import REPO_ROOT
+from official.core.errors import CommandError
 from official.core.errors import InputError
 from official.io import atomic_write
 
@@ -284,7 +285,7 @@ class Ablation:
     )
     if result.returncode:
       tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
-      raise RuntimeError(f"{what} failed: {' '.join(tail)}")
+      raise CommandError(f"{what} failed: {' '.join(tail)}")
     return time.time() - start
 
   def train(self, variant: Variant) -> None:

@@ -23,15 +23,22 @@ explicitly (`PretrainTask.cycle_length`) to the logged value to resume
 bit-exact elsewhere.
 """
 
+import gzip
+import json
 import os
+import zlib
 from typing import List, Optional
 
 from absl import logging
+from google.protobuf import message
 import tensorflow as tf
 
 from albert import features
 from official.benchmark.cpu_info import available_cores
 from official.io import tfrecord
+
+
+TOKEN_ID_ERROR = "token id beyond the vocabulary of the model"
 
 
 def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
@@ -105,6 +112,58 @@ def check_record_shapes(
   raise ValueError(f"{files[0]} holds no records")
 
 
+def find_damaged_record(file_pattern: str) -> Optional[str]:
+  """`FILE: record N: what is wrong` for the first record of the matched
+  files that is truncated, fails its checksum or is not a tf.train.Example;
+  None when every record reads.
+
+  A full pass over the data: for diagnosing a failed run, not for every
+  start. Errors that are not damage (permissions, an unreachable file
+  system) propagate.
+  """
+  for path in match_files(file_pattern):
+    good = 0
+    try:
+      with tf.io.gfile.GFile(path, "rb") as raw:
+        f = gzip.GzipFile(fileobj=raw) if _compression([path]) else raw
+        for record in tfrecord.read_frames(f):
+          tf.train.Example.FromString(record)
+          good += 1
+    except (
+        ValueError,  # framing and checksums (official.io.tfrecord)
+        EOFError,  # a truncated gzip stream
+        zlib.error,
+        gzip.BadGzipFile,
+        message.DecodeError,
+    ) as e:
+      return f"{path}: record {good + 1}: {e}"
+  return None
+
+
+def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
+  """(manifest.json path, SentencePiece vocab_size) of the data's manifests.
+
+  `tools/create_pretraining_data.py` writes `manifest.json` beside its
+  shards; files without one (e.g. the original tool's) are skipped.
+  """
+  found = []
+  for directory in sorted(
+      {os.path.dirname(f) for f in match_files(file_pattern)}
+  ):
+    path = os.path.join(directory, "manifest.json")
+    if not tf.io.gfile.exists(path):
+      continue
+    try:
+      with tf.io.gfile.GFile(path) as f:
+        manifest = json.load(f)
+      size = manifest["spm_model"]["vocab_size"]
+    except (ValueError, KeyError, TypeError) as e:
+      logging.warning("%s: no vocabulary size in it (%s)", path, e)
+      continue
+    found.append((path, int(size)))
+  return found
+
+
 def pretraining_dataset(
     file_pattern: str,
     *,
@@ -117,6 +176,7 @@ def pretraining_dataset(
     skip_examples: int = 0,
     shuffle_buffer_size: int = 10000,
     cycle_length: Optional[int] = None,
+    vocab_size: Optional[int] = None,
 ) -> tf.data.Dataset:
   """Batches of model inputs (int32; `masked_lm_weights` float32).
 
@@ -131,6 +191,9 @@ def pretraining_dataset(
     skip_examples: examples of this pipeline's stream already consumed.
     shuffle_buffer_size: examples in the shuffle buffer.
     cycle_length: files read interleaved (default: min(cores, files)).
+    vocab_size: when given, a token id at or above it stops the pipeline with
+      an InvalidArgumentError carrying `TOKEN_ID_ERROR` (an XLA-compiled
+      embedding lookup would otherwise clamp it silently).
 
   Returns:
     A dataset of dicts keyed by the model's names (`input_word_ids`,
@@ -187,6 +250,13 @@ def pretraining_dataset(
       batch[f.model_name] = (
           value if f.dtype == "float32" else tf.cast(value, tf.int32)
       )
+    if vocab_size:
+      for name in ("input_word_ids", "masked_lm_ids"):
+        tf.debugging.assert_less(
+            batch[name],
+            vocab_size,
+            message=f"{TOKEN_ID_ERROR} ({name}, vocab_size {vocab_size})",
+        )
     return batch
 
   dataset = dataset.map(

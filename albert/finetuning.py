@@ -137,8 +137,9 @@ def train(
       logging.warning(
           "No --init_checkpoint: fine-tuning a randomly initialised encoder."
       )
-  if trainer.is_chief:
-    model_dir_lib.write_operative_config(model_dir)
+  # Written with model_config.json once the run has passed its checks and
+  # trained its first steps: a refused run leaves model_dir as it was.
+  config_files = {model_dir_lib.GIN_FILE: gin.operative_config_str()}
   logging.info(
       "Fine-tuning %s: %d steps of %d features (%d training "
       "examples gave %d features), model_dir %s",
@@ -149,7 +150,7 @@ def train(
       num_features,
       model_dir,
   )
-  trainer.train()
+  trainer.train(config_files=config_files)
   return trainer
 
 

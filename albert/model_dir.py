@@ -17,13 +17,14 @@ further pretraining read both the same way:
 import os
 from typing import Optional, Tuple
 
-import gin
 import tensorflow as tf
 
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.io import atomic_write
+from official.core import checkpoint_damage
 from official.core import model_config_file
+from official.core.errors import first_line
 from official.modeling import precision as precision_lib
 
 GIN_FILE = "operative_config.gin"
@@ -124,13 +125,16 @@ def restore_matched(
   slots) are ignored.
 
   Raises:
+    DamagedFileError: a file of the checkpoint is truncated or corrupt (the
+      message names it).
     ValueError: "`problem`: <first line of TensorFlow's reason>".
   """
   try:
     status = checkpoint.read(path)
     status.assert_existing_objects_matched()
-  except (AssertionError, ValueError, tf.errors.OpError) as e:
-    raise ValueError(f"{problem}: {str(e).strip().splitlines()[0]}") from e
+  except (AssertionError, ValueError, IndexError, tf.errors.OpError) as e:
+    checkpoint_damage.raise_if_damaged(path, e)
+    raise ValueError(f"{problem}: {first_line(e)}") from e
   status.expect_partial()
 
 
@@ -173,13 +177,6 @@ def load_encoder_weights(
       path,
       f"init checkpoint {path} does not fit the encoder",
   )
-  return path
-
-
-def write_operative_config(model_dir: str) -> str:
-  """Writes the gin bindings in effect to MODEL_DIR/operative_config.gin."""
-  path = os.path.join(model_dir, GIN_FILE)
-  atomic_write.write_atomic(path, gin.operative_config_str())
   return path
 
 

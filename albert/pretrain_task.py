@@ -2,6 +2,7 @@
 
 from typing import Dict, List, Optional
 
+from absl import logging
 import gin
 import tensorflow as tf
 import tf_keras
@@ -9,6 +10,8 @@ import tf_keras
 from albert import data
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
+from official.core.errors import DamagedFileError
+from official.core.errors import InputError
 from official.core.task import Task
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
@@ -100,6 +103,62 @@ class PretrainTask(Task):
         data.check_record_shapes(
             pattern, self.seq_length, self.max_predictions_per_seq
         )
+        self._check_vocabulary(name, pattern)
+
+  def _check_vocabulary(self, name: str, pattern: str) -> None:
+    """The data's SentencePiece size (manifest.json) against the model's."""
+    model_size = self.config.vocab_size
+    for manifest, data_size in data.manifest_vocab_sizes(pattern):
+      if data_size > model_size:
+        raise InputError(
+            f"{manifest}: the data was made with {data_size} SentencePiece "
+            f"pieces but AlbertConfig.vocab_size={model_size}: set "
+            f"AlbertConfig.vocab_size={data_size} or make the data with the "
+            "model's SentencePiece model"
+        )
+      if data_size < model_size:
+        logging.warning(
+            "%s: the data was made with %d SentencePiece pieces but "
+            "AlbertConfig.vocab_size=%d: %d embedding rows will never be "
+            "trained; was the data made with another SentencePiece model? "
+            "(PretrainTask.%s)",
+            manifest,
+            data_size,
+            model_size,
+            model_size - data_size,
+            name,
+        )
+
+  def explain_data_error(self, error: BaseException) -> None:
+    """After `error` from a training or evaluation step: raises an
+    InputError that names the file and what to do, when the data is the
+    cause; else returns.
+
+    Only a DataLossError (a truncated or corrupt record) or an Example that
+    does not parse makes it read the data again, in full, to find the record.
+    """
+    if data.TOKEN_ID_ERROR in str(error):
+      raise InputError(
+          f"PretrainTask data ({self.train_file_pattern}"
+          + (f", {self.eval_file_pattern}" if self.eval_file_pattern else "")
+          + f") holds a token id >= AlbertConfig.vocab_size="
+          f"{self.config.vocab_size}: make the data with the model's "
+          "SentencePiece model or raise AlbertConfig.vocab_size"
+      ) from error
+    if not isinstance(error, tf.errors.DataLossError) and not (
+        isinstance(error, tf.errors.InvalidArgumentError)
+        and "parse" in str(error).lower()
+    ):
+      return
+    for name in ("eval_file_pattern", "train_file_pattern"):
+      pattern = getattr(self, name)
+      damage = pattern and data.find_damaged_record(pattern)
+      if damage:
+        raise DamagedFileError(
+            f"{damage}; the file is damaged: make it again "
+            "(tools/create_pretraining_data.py resumes) or leave it out of "
+            f"PretrainTask.{name}"
+        ) from error
 
   def has_eval_inputs(self) -> bool:
     return bool(self.eval_file_pattern)
@@ -122,6 +181,7 @@ class PretrainTask(Task):
         skip_examples=skip_examples,
         shuffle_buffer_size=self.shuffle_buffer_size,
         cycle_length=self.cycle_length,
+        vocab_size=self.config.vocab_size,
     )
 
   def loss_totals(self, batch):

@@ -10,6 +10,8 @@ import json
 from typing import Dict, Optional, Sequence, Tuple
 
 from absl import logging
+import gin
+import tensorflow as tf
 
 from albert import REPO_ROOT
 from albert import model_dir as model_dir_lib
@@ -75,7 +77,11 @@ def evaluate_pretrained(
   checkpoint = trainer.restore_latest()
   if not checkpoint:
     raise ValueError(f"no checkpoint in {model_dir} to evaluate")
-  return trainer.evaluate(summary_name=summary_name), checkpoint
+  try:
+    return trainer.evaluate(summary_name=summary_name), checkpoint
+  except tf.errors.OpError as e:
+    task.explain_data_error(e)
+    raise
 
 
 def write_metrics(path: str, metrics: Dict[str, float], checkpoint: str):
@@ -103,10 +109,9 @@ def pretrain(
   task, trainer_config, trainer = _build(
       gin_file, gin_param, strategy, tpu, model_dir
   )
-  if trainer.is_chief:
-    logging.info(
-        "Operative config: %s", model_dir_lib.write_operative_config(model_dir)
-    )
+  # Written with model_config.json once the run has restored and trained its
+  # first steps: a run refused before that leaves model_dir as it was.
+  config_files = {model_dir_lib.GIN_FILE: gin.operative_config_str()}
   logging.info(
       "Pretraining: %d steps of %d examples (%d per replica micro-batch x %d "
       "accumulation x %d replicas), model_dir %s",
@@ -117,4 +122,9 @@ def pretrain(
       trainer.strategy.num_replicas_in_sync,
       model_dir,
   )
-  return trainer.train(), trainer.latest_checkpoint()
+  try:
+    results = trainer.train(config_files=config_files)
+  except tf.errors.OpError as e:
+    task.explain_data_error(e)
+    raise
+  return results, trainer.latest_checkpoint()

@@ -15,16 +15,13 @@ tensorflow and tensorflow_text.
 """
 
 import os
-import sys
 from typing import Sequence
 
-from absl import app
 from absl import flags
-import tensorflow as tf
-
 from albert import cli
 from albert.serving import exporter
 from albert import model_dir
+from official.core.errors import InputError
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
 CHECKPOINT = flags.DEFINE_string(
@@ -50,36 +47,36 @@ GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
 
 
 def main(argv: Sequence[str]) -> None:
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  cli.unexpected_arguments(argv)
   for flag in (MODEL_DIR, SPM, EXPORT_DIR):
     if not flag.value:
-      sys.exit(f"run_export: --{flag.name} is required")
-  try:
-    if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
-      raise ValueError(
-          f"export_dir {EXPORT_DIR.value} exists: choose a new "
-          "one or remove it"
-      )
-    config = None
-    if GIN_FILES.value or GIN_PARAMS.value:
-      config = exporter.config_from_gin(GIN_FILES.value, GIN_PARAMS.value)
-    pretrainer, _ = model_dir.load_pretrainer(
-        MODEL_DIR.value,
-        CHECKPOINT.value,
-        config=config,
-        precision=PRECISION.value,
+      raise InputError(f"--{flag.name} is required")
+  if "://" not in SPM.value and not os.path.isfile(SPM.value):
+    raise InputError(
+        f"--spm_model_file={SPM.value} does not exist: give the SentencePiece "
+        "model the data was made with"
     )
-    exporter.export(
-        pretrainer,
-        spm_model_file=SPM.value,
-        export_dir=EXPORT_DIR.value,
-        seq_length=SEQ.value,
-        do_lower_case=LOWER.value,
-        top_k=TOP_K.value,
+  if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
+    raise InputError(
+        f"export_dir {EXPORT_DIR.value} exists: choose a new one or remove it"
     )
-  except (ValueError, tf.errors.OpError) as e:
-    sys.exit(f"run_export: {str(e).strip().splitlines()[0]}")
+  config = None
+  if GIN_FILES.value or GIN_PARAMS.value:
+    config = exporter.config_from_gin(GIN_FILES.value, GIN_PARAMS.value)
+  pretrainer, _ = model_dir.load_pretrainer(
+      MODEL_DIR.value,
+      CHECKPOINT.value,
+      config=config,
+      precision=PRECISION.value,
+  )
+  exporter.export(
+      pretrainer,
+      spm_model_file=SPM.value,
+      export_dir=EXPORT_DIR.value,
+      seq_length=SEQ.value,
+      do_lower_case=LOWER.value,
+      top_k=TOP_K.value,
+  )
   print(f"exported {EXPORT_DIR.value}/encoder, /preprocessing, /serving")
 
 

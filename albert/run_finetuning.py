@@ -20,15 +20,13 @@ Metrics go to MODEL_DIR/eval_results.json, predictions to --output_dir
 (default MODEL_DIR/predictions).
 """
 
-import sys
 from typing import Sequence
 
-from absl import app
 from absl import flags
 
 from albert import cli
 from albert import finetuning
-from official.core.trainer import NonFiniteLossError
+from official.core.errors import InputError
 from official.distribute import strategy as strategy_lib
 
 GIN_FILES = flags.DEFINE_multi_string(
@@ -84,10 +82,9 @@ TPU = flags.DEFINE_string("tpu", None, "TPU address (--strategy=tpu).")
 
 
 def main(argv: Sequence[str]) -> None:
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  cli.unexpected_arguments(argv)
   if not MODEL_DIR.value:
-    sys.exit("run_finetuning: --model_dir is required")
+    raise InputError("--model_dir is required")
   # Only flags that were given, so gin bindings of the same names still apply.
   task_flags = {
       name: flag.value
@@ -98,22 +95,19 @@ def main(argv: Sequence[str]) -> None:
       )
       if flag.value is not None
   }
-  try:
-    results = finetuning.run(
-        mode=MODE.value,
-        model_dir=MODEL_DIR.value,
-        gin_file=GIN_FILES.value,
-        gin_param=GIN_PARAMS.value,
-        init_checkpoint=INIT_CHECKPOINT.value,
-        checkpoint=CHECKPOINT.value,
-        output_dir=OUTPUT_DIR.value,
-        export_dir=EXPORT_DIR.value,
-        strategy=STRATEGY.value,
-        tpu=TPU.value,
-        **task_flags,
-    )
-  except (ValueError, RuntimeError, OSError, NonFiniteLossError) as e:
-    sys.exit(f"run_finetuning: {str(e).strip().splitlines()[0]}")
+  results = finetuning.run(
+      mode=MODE.value,
+      model_dir=MODEL_DIR.value,
+      gin_file=GIN_FILES.value,
+      gin_param=GIN_PARAMS.value,
+      init_checkpoint=INIT_CHECKPOINT.value,
+      checkpoint=CHECKPOINT.value,
+      output_dir=OUTPUT_DIR.value,
+      export_dir=EXPORT_DIR.value,
+      strategy=STRATEGY.value,
+      tpu=TPU.value,
+      **task_flags,
+  )
   for key, value in sorted(results.items()):
     print(f"{key} = {value:.4f}")
 

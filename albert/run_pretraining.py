@@ -16,17 +16,15 @@ latest checkpoint in `--model_dir`.
 `MODEL_DIR/--eval_name`); `--metrics_file` writes the final metrics as JSON.
 """
 
-import sys
 from typing import Sequence
 
-from absl import app
 from absl import flags
 
 from albert import cli
 from albert.pretraining import evaluate_pretrained
 from albert.pretraining import pretrain
 from albert.pretraining import write_metrics
-from official.core.trainer import NonFiniteLossError
+from official.core.errors import InputError
 from official.distribute import strategy as strategy_lib
 
 GIN_FILES = flags.DEFINE_multi_string(
@@ -62,10 +60,9 @@ METRICS_FILE = flags.DEFINE_string(
 
 
 def main(argv: Sequence[str]) -> None:
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  cli.unexpected_arguments(argv)
   if not MODEL_DIR.value:
-    sys.exit("run_pretraining: --model_dir is required (where checkpoints go)")
+    raise InputError("--model_dir is required (where checkpoints go)")
   common = dict(
       model_dir=MODEL_DIR.value,
       gin_file=GIN_FILES.value,
@@ -73,15 +70,12 @@ def main(argv: Sequence[str]) -> None:
       strategy=STRATEGY.value,
       tpu=TPU.value,
   )
-  try:
-    if MODE.value == "eval":
-      results, checkpoint = evaluate_pretrained(
-          summary_name=EVAL_NAME.value, **common
-      )
-    else:
-      results, checkpoint = pretrain(**common)
-  except (ValueError, RuntimeError, NonFiniteLossError) as e:
-    sys.exit(f"run_pretraining: {str(e).strip().splitlines()[0]}")
+  if MODE.value == "eval":
+    results, checkpoint = evaluate_pretrained(
+        summary_name=EVAL_NAME.value, **common
+    )
+  else:
+    results, checkpoint = pretrain(**common)
   print("final " + " ".join(f"{k}={v:.4f}" for k, v in sorted(results.items())))
   print(f"checkpoint {checkpoint}")
   if METRICS_FILE.value:

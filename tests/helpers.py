@@ -55,3 +55,15 @@ def run(
       timeout=timeout,
       **kwargs,
   )
+
+
+def assert_one_line(run, program, *expected):
+  """Exit 1, no traceback, and `PROGRAM: error: ...` as the one last line."""
+  assert run.returncode == 1, (run.returncode, run.stderr[-3000:])
+  assert "Traceback" not in run.stderr, run.stderr[-3000:]
+  lines = [l for l in run.stderr.splitlines() if l.strip()]
+  ours = [l for l in lines if l.startswith(f"{program}: error: ")]
+  assert len(ours) == 1 and lines[-1] == ours[0], run.stderr[-3000:]
+  for text in expected:
+    assert text in ours[0], ours[0]
+  return ours[0]

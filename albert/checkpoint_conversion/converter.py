@@ -30,6 +30,7 @@ from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.pretrainer_weights import pretrainer_weights
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
+from official.core import checkpoint_damage
 from official.optimization.optimizer_config import OptimizerConfig
 
 _CKPT_STEP = re.compile(r"ckpt-(\d+)$")
@@ -321,9 +322,12 @@ def _restore_optimizer(pretrainer: AlbertPretrainer, path: str):
   if not any(n.startswith("optimizer/") for n in names):
     return None
   optimizer = _new_optimizer(pretrainer)
-  status = tf.train.Checkpoint(optimizer=optimizer).restore(path)
   try:
+    status = tf.train.Checkpoint(optimizer=optimizer).restore(path)
     status.assert_existing_objects_matched()
+  except (tf.errors.OpError, IndexError, ValueError) as e:
+    checkpoint_damage.raise_if_damaged(path, e)
+    raise
   except AssertionError as e:
     raise ConversionError(
         f"{path}: its optimizer state is not LAMB/AdamW state of this model "

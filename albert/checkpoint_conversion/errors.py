@@ -4,8 +4,8 @@
 class ConversionError(ValueError):
   """Bad conversion input: one line: which input, what is wrong, what to do.
 
-  `tools/convert_checkpoint.py` prints it prefixed `convert_checkpoint:` and
-  exits non-zero; the output directory is not created.
+  `tools/convert_checkpoint.py` prints it prefixed `convert_checkpoint: error:`
+  and exits non-zero; the output directory is not created.
   """
 
 

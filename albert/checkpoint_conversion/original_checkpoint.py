@@ -52,11 +52,12 @@ def read_checkpoint(path: str) -> Tuple[Dict[str, np.ndarray], str]:
           "(name-based) one; to convert a model directory of ours use --to"
       )
     return {name: np.asarray(reader.get_tensor(name)) for name in names}, prefix
-  except (tf.errors.OpError, ValueError) as e:
+  except (tf.errors.OpError, ValueError, IndexError) as e:
     if isinstance(e, ConversionError):
       raise
     raise ConversionError(
-        f"cannot read checkpoint {prefix}: {first_line(e)}"
+        f"cannot read checkpoint {prefix} (a truncated or corrupt "
+        f"{prefix}.index or .data file?): {first_line(e)}"
     ) from e
 
 

@@ -2,14 +2,33 @@
 
 Each module has `main(argv)` (for `absl.app`) and `run()`; `tools/<name>.py`
 and the console scripts in `pyproject.toml` call `run()`.
+
+Every program goes through `run_command`, the one error path: a user error or
+an environment fault (`official.core.errors.describe`) prints one line,
+`PROGRAM: error: ...`, and exits with status 1 (130 when interrupted); a
+programming error shows its traceback. `--verbose` (or ALBERT_VERBOSE=1)
+shows the traceback of every error.
 """
 
+import gc
+import os
 import sys
 
 from absl import app
 from absl import flags
+from absl import logging
 
+from official.core import errors
 from official.core.errors import InputError
+
+VERBOSE = flags.DEFINE_bool(
+    "verbose",
+    False,
+    "On an error, show the full traceback instead of one line (also "
+    "ALBERT_VERBOSE=1).",
+)
+VERBOSE_ENV = "ALBERT_VERBOSE"
+_OFF = ("", "0", "false", "no", "off")
 
 
 def require_flags(*names: str) -> None:
@@ -17,6 +36,57 @@ def require_flags(*names: str) -> None:
   for name in names:
     if not flags.FLAGS[name].value:
       raise InputError(f"--{name} is required")
+
+
+def verbose() -> bool:
+  """Whether errors show their traceback (--verbose or ALBERT_VERBOSE=1)."""
+  if os.environ.get(VERBOSE_ENV, "").strip().lower() not in _OFF:
+    return True
+  return bool(flags.FLAGS.is_parsed() and VERBOSE.value)
+
+
+def guarded(main, program: str):
+  """`main` with the one error path: known errors become one line, exit 1."""
+
+  def wrapped(argv):
+    try:
+      return main(argv)
+    except (SystemExit, app.UsageError):
+      raise
+    except BaseException as e:  # pylint: disable=broad-except
+      message = None if verbose() else errors.describe(e)
+      if message is None:
+        raise
+      _release(e)
+      logging.flush()
+      sys.stderr.flush()
+      print(f"{program}: error: {message}", file=sys.stderr, flush=True)
+      # Whatever TensorFlow would log while the process exits (e.g. about a
+      # restore that failed) would come after the one line.
+      logging.set_verbosity(logging.FATAL)
+      sys.exit(130 if isinstance(e, KeyboardInterrupt) else 1)
+
+  return wrapped
+
+
+def _release(error: BaseException) -> None:
+  """Frees what the error's frames hold (a half-restored checkpoint logs
+  warnings when it is collected), so that it happens before the one line."""
+  seen = set()
+  while error is not None and id(error) not in seen:
+    seen.add(id(error))
+    error.__traceback__ = None
+    error = error.__cause__ or error.__context__
+  gc.collect()
+
+
+def unexpected_arguments(argv) -> None:
+  """Raises InputError for positional arguments (every flag is --name=value)."""
+  if len(argv) > 1:
+    raise InputError(
+        f"unexpected arguments: {' '.join(argv[1:])}; flags are "
+        "--name=value (--helpshort lists them)"
+    )
 
 
 def run_command(main, usage: str) -> None:
@@ -27,4 +97,7 @@ def run_command(main, usage: str) -> None:
   command module's own.
   """
   sys.modules["__main__"].__doc__ = usage
-  app.run(main)
+  program = main.__module__.rsplit(".", 1)[-1]
+  if program == "__main__":
+    program = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+  app.run(guarded(main, program))

@@ -18,10 +18,8 @@ section 8.)
 import multiprocessing
 import os
 import resource
-import sys
 import tempfile
 import time
-
 
 from absl import flags
 
@@ -118,12 +116,8 @@ def _report(name, r):
 
 
 def main(argv):
-  del argv
-  if not (FLAGS.input_file and FLAGS.spm_model_file):
-    sys.exit(
-        "benchmark_data: error: --input_file and --spm_model_file are "
-        "required"
-    )
+  cli.unexpected_arguments(argv)
+  cli.require_flags("input_file", "spm_model_file")
   workers = FLAGS.num_workers or default_num_workers()
   config = PretrainingDataConfig(
       max_seq_length=FLAGS.max_seq_length,

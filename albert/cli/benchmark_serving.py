@@ -32,12 +32,14 @@ import subprocess
 import sys
 import tempfile
 
-
 from absl import flags
 
 from albert import cli
 from albert import REPO_ROOT
 from official.benchmark import turns
+from official.core.errors import CommandError
+from official.core.errors import InputError
+from official.core.errors import first_line
 
 GIN_FILES = flags.DEFINE_multi_string(
     "gin_file", ["gin/base.gin"], "Model size."
@@ -181,9 +183,8 @@ def _worker(name, script, args):
 
 
 def main(argv):
-  del argv
-  if not SPM.value:
-    sys.exit("benchmark_serving: --spm_model_file is required")
+  cli.unexpected_arguments(argv)
+  cli.require_flags("spm_model_file")
   import sentencepiece as spm
   from albert.modeling.config import AlbertConfig
   from albert.modeling.encoder import AlbertEncoder
@@ -193,12 +194,15 @@ def main(argv):
   from official.config import gin_files
   from official.modeling import precision as precision_lib
 
+  gin_files.parse_gin(GIN_FILES.value, search_paths=[REPO_ROOT])
   try:
-    gin_files.parse_gin(GIN_FILES.value, search_paths=[REPO_ROOT])
     vocab = spm.SentencePieceProcessor(model_file=SPM.value).get_piece_size()
-    config = AlbertConfig().replace(vocab_size=vocab)
-  except (OSError, RuntimeError, ValueError) as e:
-    sys.exit(f"benchmark_serving: {str(e).strip().splitlines()[0]}")
+  except (OSError, RuntimeError) as e:  # sentencepiece's errors name no errno
+    raise InputError(
+        f"cannot load --spm_model_file {SPM.value}: {first_line(e)}; give a "
+        "SentencePiece model (tools/train_sentencepiece.py trains one)"
+    ) from e
+  config = AlbertConfig().replace(vocab_size=vocab)
   c, seq, batch = config, SEQ.value, BATCH.value
   with precision_lib.policy_scope(
       precision_lib.serving_policy(PRECISION.value)
@@ -286,8 +290,8 @@ def main(argv):
     )
     one = turns.take_turns(workers, REPEATS.value, request="1")
     many = turns.take_turns(workers, BATCH_REPEATS.value, request=str(batch))
-  except turns.WorkerError as e:
-    sys.exit(f"benchmark_serving: {e}")
+  except turns.WorkerError as e:  # a worker process failed: its error line
+    raise CommandError(str(e)) from e
   finally:
     finals = {w.name: w.close() for w in workers}
 

@@ -31,13 +31,14 @@ import statistics
 import subprocess
 import sys
 
-
 from absl import flags
 
 from albert import cli
 from albert import REPO_ROOT
 from official.benchmark import cpu_info
 from official.benchmark import turns
+from official.core.errors import CommandError
+from official.core.errors import InputError
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 OURS = ("tf", "tf_xla")
@@ -431,7 +432,10 @@ def _print_report(report):
 def _serve_worker(name: str) -> None:
   precision, _, variant = name.partition("/")
   if precision not in PRECISIONS or variant not in OURS + PEERS + ("matmul",):
-    sys.exit(f"benchmark_train: unknown --worker={name}")
+    raise InputError(
+        f"unknown --worker={name}: an internal flag for the processes this "
+        "tool starts; run without it"
+    )
   if variant == "matmul":
     serve_matmul(precision)
   elif variant in OURS:
@@ -441,21 +445,16 @@ def _serve_worker(name: str) -> None:
 
 
 def main(argv):
-  del argv
+  cli.unexpected_arguments(argv)
   if WORKER.value:
     _serve_worker(WORKER.value)
     return
   from albert.modeling import flops
 
-  try:
-    config = _config()
-  except ValueError as e:
-    sys.exit(f"benchmark_train: {str(e).splitlines()[0]}")
+  config = _config()
   for name in ("steps", "rounds", "warmup_steps", "batch_size", "seq_length"):
     if flags.FLAGS[name].value < 1:
-      sys.exit(
-          f"benchmark_train: --{name}={flags.FLAGS[name].value} must be >= 1"
-      )
+      raise InputError(f"--{name}={flags.FLAGS[name].value} must be >= 1")
   cpu = cpu_info.read()
   with_torch = TORCH.value and _torch_available()
   if with_torch and config.sharing != "all":
@@ -483,8 +482,8 @@ def main(argv):
       report["precisions"][precision] = r
       for name, v in r["variants"].items():
         report["variants"][f"{precision}/{name}"] = v
-  except turns.WorkerError as e:
-    sys.exit(f"benchmark_train: variant {e}")
+  except turns.WorkerError as e:  # a variant's process failed: its error line
+    raise CommandError(f"variant {e}") from e
   best_precision = max(
       precisions, key=lambda p: report["precisions"][p]["achieved_gflops"]
   )

@@ -18,10 +18,10 @@ import os
 import sys
 import tempfile
 
-
 from absl import flags
 
 from albert import cli
+from official.core.errors import InputError
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Trained model directory.")
 CHECKPOINT = flags.DEFINE_string(
@@ -89,40 +89,35 @@ def compare(serving_a, serving_b, lines, batch_size=16):
 
 
 def main(argv):
-  del argv
-  for flag in (MODEL_DIR, SPM, TEXT):
-    if not flag.value:
-      sys.exit(f"compare_serving_precision: --{flag.name} is required")
+  cli.unexpected_arguments(argv)
+  cli.require_flags("model_dir", "spm_model_file", "text_file")
   if NUM.value < 1:
-    sys.exit(
-        f"compare_serving_precision: --num_sentences={NUM.value} must be "
-        ">= 1"
-    )
+    raise InputError(f"--num_sentences={NUM.value} must be >= 1")
   import tensorflow as tf
   from albert.serving import exporter
   from albert import model_dir
 
-  try:
-    lines = held_out_lines(TEXT.value, NUM.value)
-    if not lines:
-      raise ValueError(f"{TEXT.value} has no line of at least 6 words")
-    with tempfile.TemporaryDirectory() as tmp:
-      loaded = {}
-      for precision in ("float32", "bfloat16"):
-        pretrainer, _ = model_dir.load_pretrainer(
-            MODEL_DIR.value, CHECKPOINT.value, precision=precision
-        )
-        out = os.path.join(tmp, precision)
-        exporter.export(
-            pretrainer,
-            spm_model_file=SPM.value,
-            export_dir=out,
-            seq_length=SEQ.value,
-        )
-        loaded[precision] = tf.saved_model.load(os.path.join(out, "serving"))
-      agreement, cosines = compare(loaded["float32"], loaded["bfloat16"], lines)
-  except (OSError, ValueError, tf.errors.OpError) as e:
-    sys.exit(f"compare_serving_precision: {str(e).strip().splitlines()[0]}")
+  lines = held_out_lines(TEXT.value, NUM.value)
+  if not lines:
+    raise InputError(
+        f"{TEXT.value} has no line of at least 6 words: give held-out text, "
+        "one sentence or paragraph a line"
+    )
+  with tempfile.TemporaryDirectory() as tmp:
+    loaded = {}
+    for precision in ("float32", "bfloat16"):
+      pretrainer, _ = model_dir.load_pretrainer(
+          MODEL_DIR.value, CHECKPOINT.value, precision=precision
+      )
+      out = os.path.join(tmp, precision)
+      exporter.export(
+          pretrainer,
+          spm_model_file=SPM.value,
+          export_dir=out,
+          seq_length=SEQ.value,
+      )
+      loaded[precision] = tf.saved_model.load(os.path.join(out, "serving"))
+    agreement, cosines = compare(loaded["float32"], loaded["bfloat16"], lines)
   report = {
       "sentences": len(lines),
       "top1_agreement": agreement,

@@ -23,17 +23,12 @@ Errors are one line on stderr; the output directory is then not created.
 See docs/checkpoint_conversion.md.
 """
 
-import sys
-
-
 from absl import flags
 from absl import logging
-import tensorflow as tf
 
 from albert import cli
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion.errors import ConversionError
-from albert.checkpoint_conversion.errors import first_line
 
 FORMATS = ("original", "huggingface")
 
@@ -107,16 +102,9 @@ def convert() -> str:
 
 
 def main(argv):
-  if len(argv) > 1:
-    sys.exit(f"convert_checkpoint: unexpected arguments {argv[1:]}")
+  cli.unexpected_arguments(argv)
   logging.set_verbosity(logging.INFO)
-  try:
-    written = convert()
-  except ConversionError as e:
-    sys.exit(f"convert_checkpoint: {first_line(e)}")
-  except (OSError, tf.errors.OpError) as e:  # e.g. a full or read-only disk
-    sys.exit(f"convert_checkpoint: {first_line(e)}")
-  print(written)
+  print(convert())
 
 
 def run():

@@ -14,11 +14,8 @@ SparkRunner, ...) runs the same generation as an Apache Beam pipeline.
 See docs/pretraining_data.md.
 """
 
-from concurrent.futures.process import BrokenProcessPool
 import os
 import shlex
-import sys
-
 
 from absl import flags
 from absl import logging
@@ -27,8 +24,9 @@ from albert import cli
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.data_config import SENTENCE_TASKS
 from albert.pretraining_data.data_config import SINGLE_SEGMENT_RULES
-from official.core.errors import InputError
 from albert.pretraining_data.pipeline import create_pretraining_data
+from official.core import errors
+from official.core.errors import InputError
 
 FLAGS = flags.FLAGS
 
@@ -181,47 +179,39 @@ def config_from_flags() -> PretrainingDataConfig:
 
 
 def main(argv):
-  if len(argv) > 1:
-    sys.exit(f"create_pretraining_data: error: unexpected arguments {argv[1:]}")
+  cli.unexpected_arguments(argv)
   logging.set_verbosity(logging.INFO)
-  try:
-    config = config_from_flags()
-    common = dict(
-        input_file=FLAGS.input_file,
-        output_file=FLAGS.output_file,
-        spm_model_file=FLAGS.spm_model_file,
-        config=config,
-        num_output_shards=FLAGS.num_output_shards,
-        gzip=FLAGS.gzip,
-        manifest_file=FLAGS.manifest_file,
-    )
-    if FLAGS.runner == "local":
-      if FLAGS.num_workers is not None and FLAGS.num_workers < 1:
-        raise InputError(f"num_workers={FLAGS.num_workers} must be >= 1")
+  config = config_from_flags()
+  common = dict(
+      input_file=FLAGS.input_file,
+      output_file=FLAGS.output_file,
+      spm_model_file=FLAGS.spm_model_file,
+      config=config,
+      num_output_shards=FLAGS.num_output_shards,
+      gzip=FLAGS.gzip,
+      manifest_file=FLAGS.manifest_file,
+  )
+  if FLAGS.runner == "local":
+    if FLAGS.num_workers is not None and FLAGS.num_workers < 1:
+      raise InputError(f"num_workers={FLAGS.num_workers} must be >= 1")
+    try:
       create_pretraining_data(
           num_workers=FLAGS.num_workers,
           shuffle_memory_mb=FLAGS.shuffle_memory_mb,
           **common,
       )
-    else:
-      from albert.pretraining_data import beam_pipeline
+    except OSError as e:  # the finished blocks are kept: a rerun resumes
+      message = errors.describe(e)
+      if "rerun" not in message:
+        message += "; run the same command again to resume once fixed"
+      raise InputError(message) from e
+  else:
+    from albert.pretraining_data import beam_pipeline
 
-      beam_pipeline.run(
-          runner=FLAGS.runner,
-          pipeline_args=shlex.split(FLAGS.beam_pipeline_options),
-          **common,
-      )
-  except InputError as e:
-    sys.exit(f"create_pretraining_data: error: {e}")
-  except BrokenProcessPool:
-    sys.exit(
-        "create_pretraining_data: error: a worker process died (killed, "
-        "out of memory?); run the same command again to resume"
-    )
-  except OSError as e:
-    sys.exit(
-        f"create_pretraining_data: error: {e}; run the same command "
-        "again to resume once fixed"
+    beam_pipeline.run(
+        runner=FLAGS.runner,
+        pipeline_args=shlex.split(FLAGS.beam_pipeline_options),
+        **common,
     )
 
 

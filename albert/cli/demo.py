@@ -24,11 +24,12 @@ import subprocess
 import sys
 import time
 
-
 from absl import flags
 
 from albert import cli
 from albert import REPO_ROOT
+from official.core.errors import CommandError
+from official.core.errors import InputError
 from official.io import atomic_write
 
 WORK_DIR = flags.DEFINE_string("work_dir", "demo_out", "Where everything goes.")
@@ -53,7 +54,7 @@ def _run(args, what):
   start = time.time()
   result = subprocess.run(args, cwd=REPO_ROOT)
   if result.returncode != 0:
-    sys.exit(f"demo: {what} failed (exit {result.returncode}); see above")
+    raise CommandError(f"{what} failed (exit {result.returncode}); see above")
   print(f"   ({time.time() - start:.0f} s)", flush=True)
 
 
@@ -65,10 +66,9 @@ def _split_documents(corpus, train_path, eval_path):
       (train_path, [d for i, d in enumerate(documents) if i % EVAL_EVERY]),
       (eval_path, documents[::EVAL_EVERY]),
   ):
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-      f.write("\n\n".join(d.strip("\n") for d in docs) + "\n")
-    os.replace(tmp, path)
+    atomic_write.write_atomic(
+        path, "\n\n".join(d.strip("\n") for d in docs) + "\n"
+    )
   return len(documents)
 
 
@@ -94,14 +94,14 @@ def _check_settings(path: str) -> None:
         if before.get(k) != v
     ]
     if changed:
-      sys.exit(
-          f"demo: {os.path.dirname(path)} was made with other settings "
+      raise InputError(
+          f"{os.path.dirname(path)} was made with other settings "
           f"({'; '.join(changed)}); remove it or choose another --work_dir"
       )
     return
   if os.listdir(os.path.dirname(path)):
-    sys.exit(
-        f"demo: {os.path.dirname(path)} is not empty and has no "
+    raise InputError(
+        f"{os.path.dirname(path)} is not empty and has no "
         "settings.json (an older demo's output?); remove it or choose "
         "another --work_dir"
     )
@@ -128,7 +128,7 @@ def plot_loss(model_dir: str, path: str) -> str:
 
 
 def main(argv):
-  del argv
+  cli.unexpected_arguments(argv)
   work = os.path.abspath(WORK_DIR.value)
   os.makedirs(work, exist_ok=True)
   _check_settings(os.path.join(work, "settings.json"))

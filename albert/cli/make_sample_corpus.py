@@ -7,14 +7,13 @@ between documents), the same for a given Python version, no download:
 """
 
 import os
-import sys
-
 
 from absl import flags
 from absl import logging
 
 from albert import cli
 from albert.pretraining_data import sample_corpus
+from official.core.errors import InputError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "sample_corpus.txt", "Corpus file to write.")
@@ -24,13 +23,15 @@ flags.DEFINE_float(
 
 
 def main(argv):
-  if len(argv) > 1:
-    sys.exit(f"make_sample_corpus: error: unexpected arguments {argv[1:]}")
+  cli.unexpected_arguments(argv)
   if FLAGS.max_mb is not None and FLAGS.max_mb <= 0:
-    sys.exit(f"make_sample_corpus: error: max_mb={FLAGS.max_mb} must be > 0")
+    raise InputError(f"max_mb={FLAGS.max_mb} must be > 0")
   directory = os.path.dirname(os.path.abspath(FLAGS.output))
   if not os.path.isdir(directory):
-    sys.exit(f"make_sample_corpus: error: directory {directory} does not exist")
+    raise InputError(
+        f"directory {directory} does not exist: create it or choose another "
+        "--output"
+    )
   max_bytes = None if FLAGS.max_mb is None else int(FLAGS.max_mb * 1e6)
   size = sample_corpus.write_sample_corpus(FLAGS.output, max_bytes)
   logging.info(

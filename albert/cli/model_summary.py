@@ -7,10 +7,8 @@ The counts come from the real Keras model built on CPU, not from a formula.
 """
 
 import json
-import sys
 from typing import Dict, Sequence
 
-from absl import app
 from absl import flags
 
 from albert import cli
@@ -58,15 +56,11 @@ def _table(config, counts: Dict[str, int]) -> str:
 
 
 def main(argv: Sequence[str]) -> None:
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  cli.unexpected_arguments(argv)
   from albert.modeling.config import AlbertConfig
 
-  try:
-    gin_files.parse_gin(FLAGS.value, PARAMS.value, search_paths=[REPO_ROOT])
-    config = AlbertConfig()
-  except ValueError as e:
-    sys.exit(f"model_summary: {str(e).splitlines()[0]}")
+  gin_files.parse_gin(FLAGS.value, PARAMS.value, search_paths=[REPO_ROOT])
+  config = AlbertConfig()
   from albert.modeling.parameter_counts import parameter_counts
 
   counts = parameter_counts(config)

@@ -10,14 +10,11 @@ WORK_DIR/EXPERIMENT/results.md, results.json and one PNG per held-out metric;
 a rerun skips what is done (see albert/ablation.py and docs/experiments.md).
 """
 
-import sys
-
 from absl import flags
 from absl import logging
 
 from albert import ablation
 from albert import cli
-from official.core.errors import InputError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum(
@@ -58,29 +55,25 @@ flags.DEFINE_integer(
 
 
 def main(argv):
-  if len(argv) > 1:
-    sys.exit(f"run_ablation: error: unexpected arguments {argv[1:]}")
+  cli.unexpected_arguments(argv)
   logging.set_verbosity(logging.INFO)
-  try:
-    cli.require_flags("experiment", "corpus", "work_dir")
-    results = ablation.Ablation(
-        experiment=FLAGS.experiment,
-        corpus=FLAGS.corpus,
-        work_dir=FLAGS.work_dir,
-        train_steps=FLAGS.train_steps,
-        gin_files=FLAGS.gin_file,
-        gin_params=FLAGS.gin_param,
-        vocab_size=FLAGS.vocab_size,
-        seq_length=FLAGS.seq_length,
-        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-        dupe_factor=FLAGS.dupe_factor,
-        heldout_every=FLAGS.heldout_every,
-        eval_steps=FLAGS.eval_steps,
-        eval_points=FLAGS.eval_points,
-        parallel=FLAGS.parallel,
-    ).run()
-  except (InputError, RuntimeError) as e:
-    sys.exit(f"run_ablation: error: {e}")
+  cli.require_flags("experiment", "corpus", "work_dir")
+  results = ablation.Ablation(
+      experiment=FLAGS.experiment,
+      corpus=FLAGS.corpus,
+      work_dir=FLAGS.work_dir,
+      train_steps=FLAGS.train_steps,
+      gin_files=FLAGS.gin_file,
+      gin_params=FLAGS.gin_param,
+      vocab_size=FLAGS.vocab_size,
+      seq_length=FLAGS.seq_length,
+      max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+      dupe_factor=FLAGS.dupe_factor,
+      heldout_every=FLAGS.heldout_every,
+      eval_steps=FLAGS.eval_steps,
+      eval_points=FLAGS.eval_points,
+      parallel=FLAGS.parallel,
+  ).run()
   print(ablation.results_table(results))
 
 

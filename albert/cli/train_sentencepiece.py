@@ -12,14 +12,10 @@ input lines (memory grows with the sample, not with the corpus):
 that contains `"` cannot be passed as a flag (absl parses it as CSV).
 """
 
-import sys
-
-
 from absl import flags
 from absl import logging
 
 from albert import cli
-from official.core.errors import InputError
 from albert.pretraining_data import sentencepiece_trainer as trainer_lib
 
 FLAGS = flags.FLAGS
@@ -58,26 +54,22 @@ flags.DEFINE_integer("num_threads", 0, "Trainer threads (0: all cores).")
 
 
 def main(argv):
-  if len(argv) > 1:
-    sys.exit(f"train_sentencepiece: error: unexpected arguments {argv[1:]}")
+  cli.unexpected_arguments(argv)
   logging.set_verbosity(logging.INFO)
-  try:
-    cli.require_flags("input", "model_prefix")
-    trainer_lib.train_sentencepiece(
-        input_file=FLAGS.input,
-        model_prefix=FLAGS.model_prefix,
-        vocab_size=FLAGS.vocab_size,
-        max_sentences=FLAGS.max_sentences,
-        do_lower_case=FLAGS.do_lower_case,
-        character_coverage=FLAGS.character_coverage,
-        user_defined_symbols=FLAGS.user_defined_symbols,
-        hard_vocab_limit=FLAGS.hard_vocab_limit,
-        seed=FLAGS.seed,
-        num_threads=FLAGS.num_threads,
-        model_type=FLAGS.model_type,
-    )
-  except InputError as e:
-    sys.exit(f"train_sentencepiece: error: {e}")
+  cli.require_flags("input", "model_prefix")
+  trainer_lib.train_sentencepiece(
+      input_file=FLAGS.input,
+      model_prefix=FLAGS.model_prefix,
+      vocab_size=FLAGS.vocab_size,
+      max_sentences=FLAGS.max_sentences,
+      do_lower_case=FLAGS.do_lower_case,
+      character_coverage=FLAGS.character_coverage,
+      user_defined_symbols=FLAGS.user_defined_symbols,
+      hard_vocab_limit=FLAGS.hard_vocab_limit,
+      seed=FLAGS.seed,
+      num_threads=FLAGS.num_threads,
+      model_type=FLAGS.model_type,
+  )
 
 
 def run():

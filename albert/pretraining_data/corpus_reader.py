@@ -22,11 +22,16 @@ corpus without blank lines; documents of ordinary length are never cut.
 import dataclasses
 from typing import BinaryIO, Callable, Iterator, List, Optional, Sequence, Tuple
 
+from absl import logging
+
 from official.core.errors import InputError
 
 Opener = Callable[[str], BinaryIO]
 _ASCII_WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _SCAN_BYTES = 1 << 16
+# Longer lines are warned about: no sentence is this long, so the file is
+# probably not one sentence per line.
+LONG_LINE_BYTES = 100_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,6 +152,21 @@ def _decode(raw: bytes, f: BinaryIO, path: str, offset: int) -> str:
     ) from None
 
 
+def _warn_long_lines(path: str, found: List[Tuple[int, int]]) -> None:
+  """One warning per block for its lines over LONG_LINE_BYTES."""
+  offset, size = found[0]
+  more = f" (and {len(found) - 1} more in this block)" if len(found) > 1 else ""
+  logging.warning(
+      "%s, byte %s: a line of %s bytes%s; the corpus holds one sentence per "
+      "line, so each is read as a single sentence: one example, cut to "
+      "max_seq_length tokens. Split the text into sentences",
+      path,
+      f"{offset:,}",
+      f"{size:,}",
+      more,
+  )
+
+
 def read_documents(
     block: Block, max_document_bytes: int, opener: Optional[Opener] = None
 ) -> Iterator[List[str]]:
@@ -170,6 +190,7 @@ def read_documents(
           f, offset, max_document_bytes
       )
       f.seek(offset)
+    long_lines = []  # (offset, bytes) of lines no sentence would fill
     later = _boundaries_after(block)  # Met only by a document read past end.
     next_bound = next(later, None)
     doc, doc_bytes, in_doc = [], 0, False
@@ -189,6 +210,8 @@ def read_documents(
         while next_bound is not None and line_start >= next_bound:
           next_bound = next(later, None)
       text = _decode(raw, f, block.path, line_start)
+      if len(raw) > LONG_LINE_BYTES:
+        long_lines.append((line_start, len(raw)))
       if not text.strip():  # A blank line ends a document.
         skipping = in_doc = False
         if doc:
@@ -205,3 +228,5 @@ def read_documents(
         doc, doc_bytes = [], 0
     if doc:
       yield doc
+    if long_lines:
+      _warn_long_lines(block.path, long_lines)

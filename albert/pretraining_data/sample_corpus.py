@@ -18,6 +18,8 @@ import textwrap
 import tokenize
 from typing import Iterator, List, Optional
 
+from official.io import atomic_write
+
 _SKIP_DIRS = frozenset(
     (
         "test",
@@ -138,9 +140,8 @@ def write_sample_corpus(
 
   The file is written under a temporary name and renamed when complete.
   """
-  tmp = f"{path}.tmp-{os.getpid()}"
   size = 0
-  with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+  with atomic_write.atomic_file(path, "w", encoding="utf-8", newline="\n") as f:
     for document in iter_documents(root):
       text = "\n".join(document) + "\n\n"
       encoded = len(text.encode("utf-8"))
@@ -148,5 +149,4 @@ def write_sample_corpus(
         break
       f.write(text)
       size += encoded
-  os.replace(tmp, path)
   return size

@@ -23,6 +23,7 @@ from official.core.errors import InputError
 from albert.text.tokenization import CONTROL_PIECES
 from albert.text.tokenization import preprocess_text
 from official.io import atomic_write
+from official.io import files
 
 # The original README's `spm_train --user_defined_symbols`: pieces that are
 # never split or merged (ids 5 to 12 after the control symbols).
@@ -119,6 +120,7 @@ def train_sentencepiece(
   directory = os.path.dirname(os.path.abspath(model_prefix))
   if not os.path.isdir(directory):
     raise InputError(f"output directory {directory} does not exist")
+  files.check_writable_dir(directory, "--model_prefix directory")
   if vocab_size < len(CONTROL_PIECES) + 3:
     raise InputError(f"vocab_size={vocab_size} is too small")
   if not 0 < character_coverage <= 1:
@@ -161,8 +163,9 @@ def train_sentencepiece(
       for i in range(processor.get_piece_size())
   )
   model_path, vocab_path = model_prefix + ".model", model_prefix + ".vocab"
-  atomic_write.write_atomic(model_path, model.getvalue())
-  atomic_write.write_atomic(vocab_path, vocab.encode("utf-8"))
+  atomic_write.write_atomic_files(
+      {model_path: model.getvalue(), vocab_path: vocab.encode("utf-8")}
+  )
   logging.info(
       "Wrote %s (%d pieces) and %s",
       model_path,

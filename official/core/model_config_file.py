@@ -1,7 +1,8 @@
 """MODEL_DIR/model_config.json: which model a model directory holds.
 
-The one owner of the file. The trainer writes it on a new model directory and
-refuses a directory that holds another model; model loading reads it back;
+The one owner of the file. The trainer refuses a directory that holds
+another model, and writes the file into a new one once the run has passed
+its checks; model loading reads it back;
 fine-tuning compares it with the model it builds. All of them go through the
 functions here, so the file is written and compared one way.
 """
@@ -19,11 +20,14 @@ def path(model_dir: str) -> str:
   return os.path.join(model_dir, FILE_NAME)
 
 
+def dumps(fields: Dict[str, Any]) -> str:
+  """The file's text: `fields` as sorted, indented JSON."""
+  return json.dumps(fields, indent=2, sort_keys=True)
+
+
 def write(model_dir: str, fields: Dict[str, Any]) -> None:
   """Writes `fields` as sorted, indented JSON, atomically."""
-  atomic_write.write_atomic(
-      path(model_dir), json.dumps(fields, indent=2, sort_keys=True)
-  )
+  atomic_write.write_atomic(path(model_dir), dumps(fields))
 
 
 def read(model_dir: str) -> Optional[Dict[str, Any]]:
@@ -61,18 +65,19 @@ def describe(
   )
 
 
-def check_or_write(model_dir: str, wanted: Dict[str, Any]) -> None:
-  """Writes the file in a new model directory; refuses one of another model.
+def check(model_dir: str, wanted: Dict[str, Any]) -> bool:
+  """Refuses a directory of another model; changes nothing on disk.
+
+  Returns:
+    Whether the file must still be written (the directory has none).
 
   Raises:
     ValueError: the directory's file differs from `wanted` (one line naming
       each differing field).
   """
-  os.makedirs(model_dir, exist_ok=True)
-  saved = read(model_dir)
+  saved = read(model_dir) if os.path.isdir(model_dir) else None
   if saved is None:
-    write(model_dir, wanted)
-    return
+    return True
   changed = differences(saved, wanted)
   if changed:
     raise ValueError(
@@ -80,3 +85,4 @@ def check_or_write(model_dir: str, wanted: Dict[str, Any]) -> None:
         f"({describe(saved, wanted, changed)}); use a new "
         "--model_dir or the same config"
     )
+  return False

@@ -12,16 +12,22 @@ equals the single-device update on the whole global batch.
 """
 
 import os
-from typing import Dict, Optional
+import shutil
+from typing import Dict, List, Optional
 
 from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official.core import checkpoint_damage
 from official.core import model_config_file
+from official.core.errors import DamagedFileError
+from official.core.errors import first_line
 from official.core.progress import Progress
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
+from official.io import atomic_write
+from official.io import files
 from official.optimization.optimizer_config import OptimizerConfig
 from official.training.clipped_update import clipped_update
 
@@ -64,9 +70,15 @@ class Trainer:
       )
     self.micro_batch_size = task.global_batch_size // (replicas * accumulation)
     self.is_chief, self._write_dir = _chief_and_write_dir(strategy, model_dir)
+    # Checks only: nothing is written into model_dir before the run's first
+    # checkpoint (`_commit`).
+    self._needs_model_config = False
+    # A new model_dir that the run fails to fill is removed again.
+    self._new_dir = self.is_chief and not os.path.exists(model_dir)
     if self.is_chief:
-      model_config_file.check_or_write(
-          self.model_dir, self.task.model_config_dict()
+      files.check_writable_dir(model_dir, "model_dir")
+      self._needs_model_config = model_config_file.check(
+          model_dir, task.model_config_dict()
       )
 
     tf_keras.mixed_precision.set_global_policy(config.mixed_precision_policy)
@@ -100,6 +112,9 @@ class Trainer:
     self._train_loop = tf.function(self._train_loop_fn)
     self._eval_loop = tf.function(self._eval_loop_fn)
     self._writers = {}
+    self._committed = False
+    self._config_files = {}
+    self._held_summaries = None  # [(name, step, values)] while training
     self.train_history = []  # (step, logged values) per loop of this run
 
   def latest_checkpoint(self) -> Optional[str]:
@@ -208,6 +223,9 @@ class Trainer:
   def _summaries(self, name: str, step: int, values: Dict[str, float]) -> None:
     if not self.is_chief:
       return
+    if self._held_summaries is not None:  # until the run's first checkpoint
+      self._held_summaries.append((name, step, values))
+      return
     if name not in self._writers:
       self._writers[name] = tf.summary.create_file_writer(
           os.path.join(self.model_dir, name)
@@ -231,27 +249,64 @@ class Trainer:
 
   def _restore(self, path: str) -> None:
     """Restores model and optimizer, or the model alone from weights-only
-    checkpoints (e.g. converted ones): then training starts at step 0."""
-    has_optimizer = any(
-        name.startswith("optimizer/")
-        for name, _ in tf.train.list_variables(path)
-    )
-    target = (
-        self.checkpoint
-        if has_optimizer
-        else tf.train.Checkpoint(model=self.model)
-    )
+    checkpoints (e.g. converted ones): then training starts at step 0.
+
+    Raises:
+      DamagedFileError: a file of the checkpoint is truncated or corrupt.
+      ValueError: the checkpoint is another model's (or optimizer's).
+    """
     try:
+      has_optimizer = any(
+          name.startswith("optimizer/")
+          for name, _ in tf.train.list_variables(path)
+      )
+      target = (
+          self.checkpoint
+          if has_optimizer
+          else tf.train.Checkpoint(model=self.model)
+      )
       target.read(path).assert_existing_objects_matched()
-    except (AssertionError, ValueError, tf.errors.OpError) as e:
+    except (AssertionError, ValueError, IndexError, tf.errors.OpError) as e:
+      checkpoint_damage.raise_if_damaged(path, e)
       raise ValueError(
           f"checkpoint {path} does not match this model and "
-          f"optimizer: {str(e).strip().splitlines()[0]}"
+          f"optimizer: {first_line(e)}"
       ) from e
     if not has_optimizer:
       logging.info(
           "%s holds weights only: fresh optimizer state, step 0.", path
       )
+
+  def _checkpoints_newest_first(self) -> List[str]:
+    """The checkpoints the state file lists, newest first (a damaged state
+    file: the ckpt-N files in the directory, by N)."""
+    state_file = os.path.join(self.model_dir, "checkpoint")
+    if not tf.io.gfile.exists(state_file):
+      return []
+    # None for a state file that does not parse (TensorFlow logs why).
+    state = tf.train.get_checkpoint_state(self.model_dir)
+    if state is None:
+      logging.warning(
+          "%s is unreadable: looking for ckpt-N files instead", state_file
+      )
+    else:
+      paths = list(state.all_model_checkpoint_paths)
+      if state.model_checkpoint_path not in paths:
+        paths.append(state.model_checkpoint_path)
+      paths = [
+          p
+          if os.path.isabs(p) or "://" in p
+          else os.path.join(self.model_dir, p)
+          for p in paths
+      ]
+      return paths[::-1]
+    found = []
+    for index in tf.io.gfile.glob(os.path.join(self.model_dir, "*.index")):
+      prefix = index[: -len(".index")]
+      step = prefix.rsplit("-", 1)[-1]
+      if step.isdigit():
+        found.append((int(step), prefix))
+    return [prefix for _, prefix in sorted(found, reverse=True)]
 
   def train_iterator(self, start_step: int = 0):
     """An iterator over the training stream, after `start_step` steps."""
@@ -267,8 +322,18 @@ class Trainer:
     loss, _, finite = self._train_loop(iterator, tf.constant(num_steps))
     return float(loss), bool(finite)
 
-  def train(self) -> Dict[str, float]:
+  def train(
+      self, config_files: Optional[Dict[str, str]] = None
+  ) -> Dict[str, float]:
     """Trains to `train_steps` (resuming from the latest checkpoint).
+
+    Nothing of the run is visible in model_dir before its first checkpoint
+    is saved: then `model_config.json` (in a new model directory) and
+    `config_files` (name -> text, e.g. the operative gin config) are
+    written, atomically, and the TensorBoard summaries held back until then.
+    A run that fails before that (a checkpoint of another model, bad data, a
+    full disk) leaves the directory byte-identical; a new model_dir is
+    removed again.
 
     Returns:
       The last evaluation's metrics (train metrics if there is no eval data).
@@ -277,9 +342,19 @@ class Trainer:
       NonFiniteLossError: the loss became NaN/inf; the last good checkpoint
         is kept and the run stops.
     """
-    restored = tf.train.latest_checkpoint(self.model_dir)
-    if restored:
-      self._restore(restored)
+    try:
+      return self._train(config_files)
+    except BaseException:
+      if self._new_dir and not self.latest_checkpoint():
+        # Nothing to resume from: leave no trace of the failed run.
+        shutil.rmtree(self.model_dir, ignore_errors=True)
+      raise
+
+  def _train(self, config_files: Optional[Dict[str, str]]) -> Dict[str, float]:
+    self._config_files = dict(config_files or {})
+    self._committed = False
+    self._held_summaries = []
+    restored = self.restore_latest()
     step = self.global_step
     saved_step = step if restored else None
     if restored:
@@ -299,7 +374,7 @@ class Trainer:
       progress.update(step)
       results = self._log_train(step, loss, progress)
       if step % c.checkpoint_interval == 0:
-        self.checkpoint_manager.save(checkpoint_number=step)
+        self._save(step)
         saved_step = step
       if (
           c.eval_interval
@@ -310,12 +385,13 @@ class Trainer:
     if (
         saved_step != step
     ):  # the same decision on every worker: saving is collective
-      self.checkpoint_manager.save(checkpoint_number=step)
+      self._save(step)
     logging.info(
         "Training done at step %d; checkpoint %s",
         step,
         self.latest_checkpoint(),
     )
+    self._commit()  # a run that had nothing left to train
     eval_results = self.evaluate(step)
     return eval_results or results
 
@@ -345,11 +421,98 @@ class Trainer:
     return values
 
   def restore_latest(self) -> Optional[str]:
-    """Restores the latest checkpoint of model_dir; returns it (or None)."""
-    latest = tf.train.latest_checkpoint(self.model_dir)
-    if latest:
-      self._restore(latest)
-    return latest
+    """Restores the newest checkpoint of model_dir that reads back whole.
+
+    A damaged checkpoint (truncated or corrupt file) is skipped with a
+    warning naming it, and the one before it is tried.
+
+    Returns:
+      The checkpoint restored, or None when model_dir has none.
+
+    Raises:
+      DamagedFileError: every checkpoint is damaged.
+      ValueError: a checkpoint of another model.
+    """
+    candidates = self._checkpoints_newest_first()
+    skipped = []
+    for path in candidates:
+      try:
+        self._restore(path)
+      except DamagedFileError as e:
+        logging.warning("%s: skipped, trying the checkpoint before it", e)
+        skipped.append(os.path.basename(path))
+        continue
+      if skipped:
+        logging.warning(
+            "Resuming from %s: the newer %s %s damaged",
+            path,
+            ", ".join(skipped),
+            "is" if len(skipped) == 1 else "are",
+        )
+      return path
+    if skipped:
+      raise DamagedFileError(
+          f"every checkpoint in {self.model_dir} is damaged "
+          f"({', '.join(skipped)}): restore them from a backup, or remove "
+          "them to start afresh"
+      )
+    return None
+
+  def _remove_leftovers(self) -> None:
+    """What a run killed during a save left: TensorFlow's staging directory
+    of the checkpoint and temporary state file (never listed, never read)."""
+    for pattern in ("ckpt-*_temp*", "checkpoint.tmp*"):
+      for leftover in tf.io.gfile.glob(os.path.join(self.model_dir, pattern)):
+        logging.info("Removing %s, left by an interrupted save", leftover)
+        if tf.io.gfile.isdir(leftover):
+          tf.io.gfile.rmtree(leftover)
+        else:
+          tf.io.gfile.remove(leftover)
+
+  def _save(self, step: int) -> None:
+    """Saves ckpt-`step`, then commits the run (`_commit`); a failed save (a
+    full disk) leaves no part of the checkpoint behind."""
+    try:
+      self.checkpoint_manager.save(checkpoint_number=step)
+    except BaseException:
+      prefix = os.path.join(self._write_dir, f"ckpt-{step}")
+      for leftover in (
+          tf.io.gfile.glob(prefix + ".*")
+          + tf.io.gfile.glob(prefix + "_temp*")
+          + tf.io.gfile.glob(os.path.join(self._write_dir, "checkpoint.tmp*"))
+      ):
+        if tf.io.gfile.isdir(leftover):
+          tf.io.gfile.rmtree(leftover)
+        else:
+          tf.io.gfile.remove(leftover)
+      raise
+    self._commit()
+
+  def _commit(self) -> None:
+    """The run's first checkpoint is written: the config files follow it
+    (model_config.json in a new model directory, the `config_files` given to
+    `train`), atomically, then the summaries held back until now. Once per
+    run; the chief only."""
+    if self._committed:
+      return
+    self._committed = True
+    held, self._held_summaries = self._held_summaries or [], None
+    if not self.is_chief:
+      return
+    os.makedirs(self.model_dir, exist_ok=True)
+    contents = {
+        os.path.join(self.model_dir, name): text
+        for name, text in self._config_files.items()
+    }
+    if self._needs_model_config:
+      contents[model_config_file.path(self.model_dir)] = (
+          model_config_file.dumps(self.task.model_config_dict())
+      )
+    atomic_write.write_atomic_files(contents)
+    self._needs_model_config = False
+    self._remove_leftovers()
+    for name, step, values in held:
+      self._summaries(name, step, values)
 
   def evaluate(
       self, step: Optional[int] = None, summary_name: str = "eval"

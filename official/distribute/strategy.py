@@ -12,6 +12,8 @@ from urllib import parse
 from absl import logging
 import tensorflow as tf
 
+from official.core.errors import UnavailableError
+
 STRATEGY_NAMES = ("default", "one_device", "mirrored", "multi_worker", "tpu")
 
 
@@ -38,7 +40,8 @@ def make_strategy(
 
   Raises:
     ValueError: unknown `name`, or `tpu` given / missing where it does not fit.
-    RuntimeError: the TPU cannot be reached or initialised.
+    UnavailableError: (a RuntimeError) the TPU cannot be reached or
+      initialised.
   """
   if name not in STRATEGY_NAMES:
     raise ValueError(f"strategy={name!r} is not one of {STRATEGY_NAMES}")
@@ -84,7 +87,7 @@ def _make_tpu_strategy(tpu: Optional[str], connect_timeout_s: float):
     return tf.distribute.TPUStrategy(resolver)
   except (ValueError, RuntimeError, tf.errors.OpError) as e:
     first_line = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
-    raise RuntimeError(
+    raise UnavailableError(
         f"cannot use TPU {tpu!r}: {first_line}; check --tpu and "
         "that the TPU is up and reachable"
     ) from e
@@ -101,7 +104,7 @@ def _check_reachable(address: str, timeout_s: float) -> None:
     ):
       pass
   except OSError as e:
-    raise RuntimeError(
+    raise UnavailableError(
         f"cannot reach TPU at {address!r} ({e.strerror or e}); check --tpu and "
         "that the TPU is up and reachable"
     ) from e

@@ -3,23 +3,89 @@
 import contextlib
 import os
 import shutil
-from typing import Iterator, Union
+from typing import Dict, Iterator, Union
 
 
 def write_atomic(path: str, data: Union[str, bytes]) -> None:
   """Writes `data` under a temporary name beside `path`, then renames it.
 
   A crash leaves either the old file or the new one, never a half-written one
-  (the rename is atomic on POSIX file systems). Text is written as UTF-8.
+  (the rename is atomic on POSIX file systems); a failed write (a full disk)
+  removes its temporary. Text is written as UTF-8.
   """
   tmp = f"{path}.tmp-{os.getpid()}"
+  try:
+    _write_file(tmp, data, path)
+    os.replace(tmp, path)
+  except BaseException:
+    # A full disk or an interrupt leaves no half-written temporary behind.
+    with contextlib.suppress(OSError):
+      os.remove(tmp)
+    raise
+
+
+def write_atomic_files(contents: Dict[str, Union[str, bytes]]) -> None:
+  """Writes several files that appear together: every one is written under
+  a temporary name first, and only then are they renamed.
+
+  A failed write (a full disk) removes the temporaries and leaves the old
+  files (or none), never some new files beside some old ones.
+  """
+  written = []
+  try:
+    for path, data in contents.items():
+      tmp = f"{path}.tmp-{os.getpid()}"
+      written.append((tmp, path))
+      _write_file(tmp, data, path)
+    for tmp, path in written:
+      os.replace(tmp, path)
+  except BaseException:
+    for tmp, _ in written:
+      with contextlib.suppress(OSError):
+        os.remove(tmp)
+    raise
+
+
+def _write_file(tmp: str, data: Union[str, bytes], path: str) -> None:
+  """Writes `tmp`; an OSError of the write itself (a full disk, which Python
+  reports without a file name) names `path`, the file being made."""
   mode = "wb" if isinstance(data, bytes) else "w"
   encoding = None if isinstance(data, bytes) else "utf-8"
   with open(tmp, mode, encoding=encoding) as f:
-    f.write(data)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
+    try:
+      f.write(data)
+      f.flush()
+      os.fsync(f.fileno())
+    except OSError as e:
+      if e.filename:
+        raise
+      raise OSError(e.errno, e.strerror, path) from e
+
+
+@contextlib.contextmanager
+def atomic_file(path: str, mode: str = "w", **open_kwargs) -> Iterator:
+  """Yields a file open under a temporary name beside `path`, renamed to
+  `path` when the block ends; for output written piece by piece.
+
+  If the block raises, the temporary is removed and `path` is untouched; an
+  OSError of the writes themselves (a full disk) names `path`.
+  """
+  tmp = f"{path}.tmp-{os.getpid()}"
+  try:
+    with open(tmp, mode, **open_kwargs) as f:
+      try:
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+      except OSError as e:
+        if e.filename:
+          raise
+        raise OSError(e.errno, e.strerror, path) from e
+    os.replace(tmp, path)
+  except BaseException:
+    with contextlib.suppress(OSError):
+      os.remove(tmp)
+    raise
 
 
 @contextlib.contextmanager

@@ -403,3 +403,39 @@ def test_mismatched_checkpoint_is_one_line(data_dir, tmp_path):
   ) as e:
     other._restore(str(tmp_path / "wrong" / "ckpt-1"))
   assert "\n" not in str(e.value)
+
+
+def test_data_vocabulary_against_the_model(data_dir, tmp_path, caplog):
+  """manifest.json's SentencePiece size: larger than the model's is refused
+  (ids would fall outside the embedding), smaller is a warning."""
+  shard_dir = tmp_path / "data"
+  shard_dir.mkdir()
+  write_records(shard_dir / "train-0.tfrecord", 4, seed=0)
+
+  def check(pieces):
+    (shard_dir / "manifest.json").write_text(
+        f'{{"spm_model": {{"vocab_size": {pieces}}}}}'
+    )
+    PretrainTask(
+        train_file_pattern=str(shard_dir / "train-*.tfrecord"),
+        seq_length=32,
+        max_predictions_per_seq=5,
+        model_config=TINY,
+    ).validate_data()
+
+  with pytest.raises(
+      ValueError,
+      match=r"made with 65 SentencePiece pieces "
+      r"but AlbertConfig.vocab_size=64: set",
+  ):
+    check(65)
+  with caplog.at_level("WARNING"):
+    check(60)
+  assert any(
+      "made with 60 SentencePiece pieces but AlbertConfig.vocab_size=64: 4 "
+      "embedding rows will never be trained" in r.getMessage()
+      for r in caplog.records
+  )
+  caplog.clear()
+  check(64)
+  assert not [r for r in caplog.records if "SentencePiece" in r.getMessage()]

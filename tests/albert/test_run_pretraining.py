@@ -92,7 +92,8 @@ def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
       run.stderr.strip()
       .splitlines()[-1]
       .startswith(
-          "run_pretraining: PretrainTask.train_file_pattern is required"
+          "run_pretraining: error: PretrainTask.train_file_pattern is "
+          "required"
       )
   )
   run = _run(
@@ -119,8 +120,8 @@ def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
   )
   assert run.returncode != 0
   assert run.stderr.strip().splitlines()[-1] == (
-      "run_pretraining: gin binding 'TrainerConfig.stepz=3': Configurable "
-      "'TrainerConfig' doesn't have a parameter named 'stepz'."
+      "run_pretraining: error: gin binding 'TrainerConfig.stepz=3': "
+      "Configurable 'TrainerConfig' doesn't have a parameter named 'stepz'."
   )
   assert not os.path.exists(tmp_path / "m" / "checkpoint")
 

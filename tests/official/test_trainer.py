@@ -176,7 +176,9 @@ def test_resume_continues_bit_exactly(tmp_path):
 
 
 def test_model_dir_of_another_model_is_refused(tmp_path):
-  _trainer(tmp_path, steps=1, steps_per_loop=1)
+  trainer = _trainer(tmp_path, steps=1, steps_per_loop=1)
+  assert model_config_file.read(str(tmp_path)) is None  # nothing before
+  trainer.train()  # ... the first checkpoint
   assert model_config_file.read(str(tmp_path)) == {"width": NUM_FEATURES}
   with pytest.raises(
       ValueError,

@@ -68,4 +68,5 @@ def test_missing_spm_is_one_line():
   )
   assert run.returncode != 0
   last = run.stderr.strip().splitlines()[-1]
-  assert last.startswith("benchmark_serving: ") and "nonexistent" in last
+  assert last.startswith("benchmark_serving: error: "), last
+  assert "nonexistent" in last, last

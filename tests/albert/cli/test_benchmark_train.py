@@ -98,6 +98,6 @@ def test_bad_gin_is_one_line():
   )
   assert run.returncode != 0
   assert run.stderr.strip().splitlines()[-1] == (
-      "benchmark_train: gin file 'gin/nope.gin' not found (looked in the "
-      "current directory and the repository root)"
+      "benchmark_train: error: gin file 'gin/nope.gin' not found (looked in "
+      "the current directory and the repository root)"
   )

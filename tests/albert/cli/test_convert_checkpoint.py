@@ -56,7 +56,7 @@ def released(tmp_path_factory):
 def _assert_one_line_error(run, output_dir, expected):
   assert run.returncode != 0
   lines = [l for l in run.stderr.splitlines() if l.strip()]
-  ours = [l for l in lines if l.startswith("convert_checkpoint:")]
+  ours = [l for l in lines if l.startswith("convert_checkpoint: error: ")]
   assert len(ours) == 1 and lines[-1] == ours[0], run.stderr[-2000:]
   assert expected in ours[0], ours[0]
   assert not os.path.exists(output_dir)

@@ -120,7 +120,7 @@ def test_cli_bad_gin_is_one_line_and_nonzero():
   )
   assert run.returncode != 0
   assert run.stdout == ""
-  assert "model_summary: gin file 'gin/huge.gin' not found" in run.stderr
+  assert "model_summary: error: gin file 'gin/huge.gin' not found" in run.stderr
   run = subprocess.run(
       [
           sys.executable,

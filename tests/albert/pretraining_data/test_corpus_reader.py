@@ -126,3 +126,22 @@ def test_a_corpus_without_blank_lines_is_spread_over_the_blocks(
     for d in docs:  # parts of at most max_document_bytes (+ one line)
       assert sum(len(l.encode()) for l in d) < max_document_bytes + longest
   assert sum(bool(docs) for docs in per_block) >= len(blocks) // 3
+
+
+def test_lines_no_sentence_fills_are_warned_about_once_per_block(
+    tmp_path, caplog
+):
+  long_line = "word " * 30_000  # 150 kB: a whole book on one line
+  text = f"A sentence.\n{long_line}\n{long_line}\n\nShort doc.\n"
+  path = tmp_path / "corpus.txt"
+  path.write_text(text)
+  with caplog.at_level("WARNING"):
+    docs = _read_all(str(path), len(text), block_bytes=1 << 20)
+  assert [len(d) for d in docs] == [3, 1]  # read as they are, not dropped
+  warnings = [
+      r.getMessage() for r in caplog.records if "bytes" in r.getMessage()
+  ]
+  assert len(warnings) == 1, warnings
+  assert f"{path}, byte 12: a line of 150,001 bytes" in warnings[0]
+  assert "(and 1 more in this block)" in warnings[0]
+  assert "one sentence per line" in warnings[0]

@@ -498,3 +498,58 @@ def test_compare_serving_precision_reports_against_the_bars(
     assert run.stderr.strip().splitlines()[-1] == (
         "compare_serving_precision: bfloat16 serving misses the bar"
     )
+
+
+def test_query_saved_model_answers_and_refuses_in_one_line(export_dir):
+  tool = [sys.executable, os.path.join(REPO, "tools", "query_saved_model.py")]
+  serving = f"--saved_model={export_dir}/serving"
+
+  def query(*flags):
+    return subprocess.run(
+        tool + list(flags),
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+  run = query(
+      serving,
+      "--fill_mask=the [MASK] returns a list.",
+      "--first=It opens the file.",
+      "--second=Then it reads a line.",
+  )
+  assert run.returncode == 0, run.stderr[-3000:]
+  assert "fill_mask: the [MASK] returns a list." in run.stdout
+  assert "  [MASK] at token 2: " in run.stdout
+  assert "sentence_order: P(in order) = " in run.stdout
+  # A [MASK] past the packed length is cut away: said, not silently empty.
+  run = query(serving, "--fill_mask=" + "word " * (2 * SEQ) + "[MASK].")
+  assert run.returncode == 0, run.stderr[-3000:]
+  assert (
+      "query_saved_model: warning: the [MASK] of text 1 lies past the "
+      "model's seq_length and was truncated away" in run.stderr
+  )
+  # Half a question is skipped with a warning; the rest is answered.
+  run = query(serving, "--fill_mask=no mask here", "--fill_mask=a [MASK].")
+  assert run.returncode == 0, run.stderr[-3000:]
+  assert (
+      "query_saved_model: warning: --fill_mask text 1 has no [MASK]"
+      in run.stderr
+  )
+  assert "fill_mask: a [MASK]." in run.stdout
+  assert "no mask here" not in run.stdout
+  run = query(serving, "--fill_mask=a [MASK].", "--first=It opens.")
+  assert run.returncode == 0, run.stderr[-3000:]
+  assert "warning: --first without --second" in run.stderr
+  assert "sentence_order" not in run.stdout
+  for flags, expected in (
+      ((serving, "--second=It opens."), "nothing to ask"),
+      ((serving, "--fill_mask="), "nothing to ask"),
+      (
+          (f"--saved_model={export_dir}/encoder", "--fill_mask=a [MASK]."),
+          "has no 'fill_mask' signature",
+      ),
+  ):
+    helpers.assert_one_line(query(*flags), "query_saved_model", expected)

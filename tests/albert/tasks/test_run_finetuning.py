@@ -64,9 +64,9 @@ def test_cli_errors_are_one_line_with_a_non_zero_exit(tmp_path):
   )
   assert run.returncode == 1
   last = run.stderr.strip().splitlines()[-1]
-  assert last.startswith("run_finetuning: rte: data_dir ") and last.endswith(
-      "nowhere is not a directory"
-  ), run.stderr[-2000:]
+  assert last.startswith(
+      "run_finetuning: error: rte: data_dir "
+  ) and last.endswith("nowhere is not a directory"), run.stderr[-2000:]
 
 
 def _weights(model_dir):
@@ -142,3 +142,37 @@ def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
     if name in init_weights:
       moved += not np.array_equal(value, init_weights[name])
   assert moved > 10  # training changed the restored encoder
+
+
+def test_refused_init_checkpoint_leaves_nothing_and_the_fix_runs(
+    tmp_path, spm_model
+):
+  data_dir = str(tmp_path / "glue")
+  write_sst2(data_dir, n_train=16, n_dev=4, n_test=2)
+  init = helpers.init_checkpoint(tmp_path / "init")
+  model_dir = tmp_path / "model"
+  params = [
+      "GlueTask.seq_length = 24",
+      "GlueTask.global_batch_size = 8",
+      "OptimizerConfig.warmup_steps = 1",
+      "TRAIN_STEPS = 2",
+  ]
+  common = dict(
+      init_checkpoint=init,
+      model_dir=str(model_dir),
+      data_dir=data_dir,
+      spm_model_file=spm_model,
+  )
+  with pytest.raises(ValueError, match="is another model"):
+    helpers.finetune(
+        "train",
+        "gin/finetune/sst2.gin",
+        params + ["AlbertConfig.intermediate_size = 96"],
+        **common,
+    )
+  assert not model_dir.exists()
+  # The corrected run is not blocked by anything the refused one left.
+  helpers.finetune("train", "gin/finetune/sst2.gin", params, **common)
+  assert tf.train.latest_checkpoint(str(model_dir)).endswith("ckpt-2")
+  assert (model_dir / "model_config.json").exists()
+  assert (model_dir / "operative_config.gin").exists()
