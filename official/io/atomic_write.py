@@ -13,15 +13,7 @@ def write_atomic(path: str, data: Union[str, bytes]) -> None:
   (the rename is atomic on POSIX file systems); a failed write (a full disk)
   removes its temporary. Text is written as UTF-8.
   """
-  tmp = f"{path}.tmp-{os.getpid()}"
-  try:
-    _write_file(tmp, data, path)
-    os.replace(tmp, path)
-  except BaseException:
-    # A full disk or an interrupt leaves no half-written temporary behind.
-    with contextlib.suppress(OSError):
-      os.remove(tmp)
-    raise
+  write_atomic_files({path: data})
 
 
 def write_atomic_files(contents: Dict[str, Union[str, bytes]]) -> None:
@@ -36,7 +28,11 @@ def write_atomic_files(contents: Dict[str, Union[str, bytes]]) -> None:
     for path, data in contents.items():
       tmp = f"{path}.tmp-{os.getpid()}"
       written.append((tmp, path))
-      _write_file(tmp, data, path)
+      binary = isinstance(data, bytes)
+      with open(tmp, "wb" if binary else "w", **_text(binary)) as f:
+        with _naming(path):
+          f.write(data)
+          _sync(f)
     for tmp, path in written:
       os.replace(tmp, path)
   except BaseException:
@@ -46,20 +42,25 @@ def write_atomic_files(contents: Dict[str, Union[str, bytes]]) -> None:
     raise
 
 
-def _write_file(tmp: str, data: Union[str, bytes], path: str) -> None:
-  """Writes `tmp`; an OSError of the write itself (a full disk, which Python
-  reports without a file name) names `path`, the file being made."""
-  mode = "wb" if isinstance(data, bytes) else "w"
-  encoding = None if isinstance(data, bytes) else "utf-8"
-  with open(tmp, mode, encoding=encoding) as f:
-    try:
-      f.write(data)
-      f.flush()
-      os.fsync(f.fileno())
-    except OSError as e:
-      if e.filename:
-        raise
-      raise OSError(e.errno, e.strerror, path) from e
+def _text(binary: bool) -> dict:
+  return {} if binary else {"encoding": "utf-8"}
+
+
+def _sync(f) -> None:
+  f.flush()
+  os.fsync(f.fileno())
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+  """An OSError of a write itself (a full disk, which Python reports without
+  a file name) names `path`, the file being made, not its temporary."""
+  try:
+    yield
+  except OSError as e:
+    if e.filename:
+      raise
+    raise OSError(e.errno, e.strerror, path) from e
 
 
 @contextlib.contextmanager
@@ -73,14 +74,9 @@ def atomic_file(path: str, mode: str = "w", **open_kwargs) -> Iterator:
   tmp = f"{path}.tmp-{os.getpid()}"
   try:
     with open(tmp, mode, **open_kwargs) as f:
-      try:
+      with _naming(path):
         yield f
-        f.flush()
-        os.fsync(f.fileno())
-      except OSError as e:
-        if e.filename:
-          raise
-        raise OSError(e.errno, e.strerror, path) from e
+        _sync(f)
     os.replace(tmp, path)
   except BaseException:
     with contextlib.suppress(OSError):
