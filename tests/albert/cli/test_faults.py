@@ -24,6 +24,7 @@ from tests.albert.synthetic_records import write_records
 from tests.albert.test_run_pretraining import _args
 from tests.helpers import ENV
 from tests.helpers import assert_one_line
+from tests.helpers import run as run_from_repo
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.slow
@@ -52,14 +53,7 @@ def _run(args, *, limit_bytes=None, read_only=None, extra_env=None):
     args = [sys.executable, "-c", _LIMITED, str(limit_bytes)] + args
   if read_only is not None:
     args = ["unshare", "-rm", "sh", "-c", _READ_ONLY, str(read_only)] + args
-  return subprocess.run(
-      args,
-      cwd=REPO,
-      env=dict(ENV, **(extra_env or {})),
-      capture_output=True,
-      text=True,
-      timeout=600,
-  )
+  return run_from_repo(args, env=dict(ENV, **(extra_env or {})))
 
 
 @pytest.fixture(scope="module")

@@ -501,18 +501,10 @@ def test_compare_serving_precision_reports_against_the_bars(
 
 
 def test_query_saved_model_answers_and_refuses_in_one_line(export_dir):
-  tool = [sys.executable, os.path.join(REPO, "tools", "query_saved_model.py")]
   serving = f"--saved_model={export_dir}/serving"
 
   def query(*flags):
-    return subprocess.run(
-        tool + list(flags),
-        cwd=REPO,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return helpers.run([helpers.tool("query_saved_model"), *flags])
 
   run = query(
       serving,
