@@ -21,6 +21,8 @@ from albert.tasks.finetune_task import FinetuneTask
 from albert.tasks.glue_task import GlueTask  # noqa: F401
 from albert.tasks.race_task import RaceTask  # noqa: F401
 from albert.tasks.squad_task import SquadTask  # noqa: F401
+from albert.tasks.text_classification_task import TextClassificationTask  # noqa: F401
+from albert.tasks.text_classification_task import TextRegressionTask  # noqa: F401
 from official.config import gin_files
 from official.io import atomic_write
 from official.core.trainer import Trainer
@@ -139,7 +141,10 @@ def train(
       )
   # Written with model_config.json once the run has passed its checks and
   # trained its first steps: a refused run leaves model_dir as it was.
-  config_files = {model_dir_lib.GIN_FILE: gin.operative_config_str()}
+  config_files = {
+      model_dir_lib.GIN_FILE: gin.operative_config_str(),
+      **task.model_dir_files(),
+  }
   logging.info(
       "Fine-tuning %s: %d steps of %d features (%d training "
       "examples gave %d features), model_dir %s",
@@ -157,6 +162,7 @@ def train(
 def trained_model(
     task: FinetuneTask, model_dir: str, checkpoint: Optional[str]
 ):
+  task.require_model_facts(model_dir)
   model = task.build_model()
   restore_model(model, model_dir, checkpoint)
   return model
@@ -172,6 +178,7 @@ def evaluate_checkpoints(
   state = tf.train.get_checkpoint_state(model_dir)
   if not state or not state.all_model_checkpoint_paths:
     raise ValueError(f"no checkpoint in {model_dir} to evaluate")
+  task.require_model_facts(model_dir)
   model = task.build_model()
   per_checkpoint = {}
   for path in state.all_model_checkpoint_paths:
@@ -226,6 +233,7 @@ def run(
   if mode == "export" and not export_dir:
     raise ValueError("--mode=export needs --export_dir (a new directory)")
   task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
+  task.use_model_dir(model_dir)
   if mode == "eval" and checkpoint == "all":
     results = evaluate_checkpoints(task, model_dir)
     logging.info("Eval results: %s", write_eval_results(model_dir, results))

@@ -165,6 +165,21 @@ class FinetuneTask(Task, abc.ABC):
   ) -> tf.Module:
     """A module with `signatures()` answering raw-text requests."""
 
+  def model_dir_files(self) -> Dict[str, str]:
+    """Files (name -> text) written into MODEL_DIR with the first checkpoint,
+    beside model_config.json: what eval, predict and export need to know
+    besides the weights (e.g. the label set of own data)."""
+    return {}
+
+  def use_model_dir(self, model_dir: str) -> None:
+    """Reads back what `model_dir_files` wrote, when MODEL_DIR has it."""
+    del model_dir  # nothing to read by default
+
+  def require_model_facts(self, model_dir: str) -> None:
+    """Before a model is built without training (eval, predict, export):
+    fails in one line if something the model's shape depends on is unknown."""
+    del model_dir  # a fixed task knows its model
+
   def use_eval_results(self, results: Dict[str, float]) -> None:
     """Takes what an earlier `evaluate` chose (e.g. a threshold) for export."""
     del results  # nothing to take by default

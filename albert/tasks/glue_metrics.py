@@ -46,6 +46,26 @@ def f1(predictions, labels) -> float:
   return float(2 * tp / denominator) if denominator else 0.0
 
 
+def macro_f1(predictions, labels) -> float:
+  """The unweighted mean over classes of each class's one-vs-rest F1.
+
+  As scikit-learn's `f1_score(average="macro")`: the classes are those that
+  occur in `labels` or `predictions`, and a class's F1 is 0.0 when it has no
+  true positives, false positives or false negatives.
+
+  Args:
+    predictions: [N] class indices.
+    labels: [N] class indices.
+  """
+  predictions, labels = _pair(predictions, labels, np.int64)
+  scores = []
+  for c in np.union1d(predictions, labels):
+    tp = np.sum((predictions == c) & (labels == c))
+    wrong = np.sum((predictions == c) != (labels == c))  # FP + FN
+    scores.append(2 * tp / (2 * tp + wrong) if tp + wrong else 0.0)
+  return float(np.mean(scores))
+
+
 def matthews_corrcoef(predictions, labels) -> float:
   """Matthews correlation coefficient, binary or multi-class.
 

@@ -9,7 +9,7 @@ with the MNLI model, alongside MNLI's test sets.
 """
 
 import os
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import gin
 import numpy as np
@@ -47,55 +47,22 @@ def truncate_pair(first: List[int], second: List[int], budget: int):
   return first[:keep_first], second[:keep_second]
 
 
-@gin.configurable
-class GlueTask(ClassificationTask):
-  """One GLUE task.
+class SentenceClassificationTask(ClassificationTask):
+  """A sentence (or sentence-pair) classifier or regressor: the original
+  `run_classifier.py` features, head and serving, for GLUE and own data.
 
-  Args:
-    task_name: `cola`, `sst2`, `mrpc`, `stsb`, `qqp`, `mnli`, `qnli`, `rte`
-      or `wnli` (AX is predicted by `mnli`).
-    **kwargs: `FinetuneTask` arguments.
+  Subclasses set `labels` (the label strings, class index = position; None
+  for regression), `is_regression` and `pair` before features are made.
   """
 
-  def __init__(self, *, task_name: str = gin.REQUIRED, **kwargs):
-    super().__init__(**kwargs)
-    spec = glue_data.get_glue_task(task_name)
-    if spec.model_task != task_name:
-      raise ValueError(
-          f"GlueTask.task_name={task_name!r}: {spec.name} is "
-          f"predicted by the {spec.model_task} model (its test "
-          f"set is written by task_name='{spec.model_task}')"
-      )
-    self.spec = spec
-    self.name = task_name
-    self.main_metric = MAIN_METRICS.get(task_name, "accuracy")
-    self.is_regression = spec.is_regression
-    self.eval_splits = spec.eval_splits
-    self.predict_splits = spec.predict_splits
+  labels: Optional[Tuple[str, ...]] = None
+  pair: bool = False
+  # Argument names of the serving signature.
+  serving_inputs: Tuple[str, str] = ("text_a", "text_b")
 
   @property
   def num_classes(self) -> int:
-    return 1 if self.is_regression else len(self.spec.labels)
-
-  def _predict_ax(self) -> bool:
-    """MNLI also writes AX.tsv when the diagnostic file is present."""
-    return (
-        self.name == "mnli"
-        and bool(self.data_dir)
-        and os.path.exists(glue_data.glue_file(AX, self.data_dir, "test"))
-    )
-
-  def predict_to_files(self, model, output_dir: str) -> List[str]:
-    paths = super().predict_to_files(model, output_dir)
-    if self._predict_ax():
-      paths += self.write_predictions(AX, *self.predict(model, AX), output_dir)
-    return paths
-
-  def read_examples(self, split):
-    data_dir = self._require_data_dir()
-    if split == AX:
-      return glue_data.read_glue(AX, data_dir, "test")
-    return glue_data.read_glue(self.name, data_dir, split)
+    return 1 if self.is_regression else len(self.labels)
 
   def feature_spec(self):
     shape = [self.seq_length]
@@ -113,7 +80,7 @@ class GlueTask(ClassificationTask):
       return 0.0 if self.is_regression else -1
     if self.is_regression:
       return float(label)
-    return self.spec.labels.index(label)
+    return self.labels.index(label)
 
   def featurize(self, examples, *, training):
     del training  # the same features for training and prediction
@@ -144,6 +111,64 @@ class GlueTask(ClassificationTask):
       return outputs["logits"][:, 0]
     return np.argmax(outputs["logits"], axis=-1)
 
+  def serving_module(self, model, preprocessor):
+    return GlueServingModule(
+        model,
+        preprocessor,
+        labels=None if self.is_regression else self.labels,
+        pair=self.pair,
+        input_names=self.serving_inputs,
+    )
+
+
+@gin.configurable
+class GlueTask(SentenceClassificationTask):
+  """One GLUE task.
+
+  Args:
+    task_name: `cola`, `sst2`, `mrpc`, `stsb`, `qqp`, `mnli`, `qnli`, `rte`
+      or `wnli` (AX is predicted by `mnli`).
+    **kwargs: `FinetuneTask` arguments.
+  """
+
+  def __init__(self, *, task_name: str = gin.REQUIRED, **kwargs):
+    super().__init__(**kwargs)
+    spec = glue_data.get_glue_task(task_name)
+    if spec.model_task != task_name:
+      raise ValueError(
+          f"GlueTask.task_name={task_name!r}: {spec.name} is "
+          f"predicted by the {spec.model_task} model (its test "
+          f"set is written by task_name='{spec.model_task}')"
+      )
+    self.spec = spec
+    self.name = task_name
+    self.main_metric = MAIN_METRICS.get(task_name, "accuracy")
+    self.is_regression = spec.is_regression
+    self.labels = spec.labels
+    self.pair = spec.labeled_columns.text_b is not None
+    self.eval_splits = spec.eval_splits
+    self.predict_splits = spec.predict_splits
+
+  def _predict_ax(self) -> bool:
+    """MNLI also writes AX.tsv when the diagnostic file is present."""
+    return (
+        self.name == "mnli"
+        and bool(self.data_dir)
+        and os.path.exists(glue_data.glue_file(AX, self.data_dir, "test"))
+    )
+
+  def predict_to_files(self, model, output_dir: str) -> List[str]:
+    paths = super().predict_to_files(model, output_dir)
+    if self._predict_ax():
+      paths += self.write_predictions(AX, *self.predict(model, AX), output_dir)
+    return paths
+
+  def read_examples(self, split):
+    data_dir = self._require_data_dir()
+    if split == AX:
+      return glue_data.read_glue(AX, data_dir, "test")
+    return glue_data.read_glue(self.name, data_dir, split)
+
   def evaluate_outputs(self, split, examples, features, outputs):
     labels = np.array([f["label"] for f in features])
     return glue_metrics.glue_metrics(
@@ -162,23 +187,15 @@ class GlueTask(ClassificationTask):
         )
     ]
 
-  def serving_module(self, model, preprocessor):
-    return GlueServingModule(
-        model,
-        preprocessor,
-        labels=self.spec.labels,
-        pair=self.spec.labeled_columns.text_b is not None,
-    )
-
 
 _TEXT = tf.TensorSpec([None], tf.string)
 
 
 class GlueServingModule(tf.Module):
-  """Raw-text classification (or regression) for one GLUE task.
+  """Raw-text classification (or regression) for one GLUE or own-data task.
 
   Signature `serving_default`, on `text_a` [B] (and `text_b` [B] for
-  sentence-pair tasks):
+  sentence-pair tasks; `input_names` renames them, e.g. `text`, `text_pair`):
     classification -> `probabilities` float32 [B, C], `label_id` int32 [B],
       `label` string [B] (the task's label names);
     regression (STS-B) -> `score` float32 [B].
@@ -195,13 +212,18 @@ class GlueServingModule(tf.Module):
       *,
       labels: Optional[Sequence[str]],
       pair: bool,
+      input_names: Tuple[str, str] = ("text_a", "text_b"),
       name: str = "glue_serving",
   ):
     super().__init__(name=name)
     self.model = model
     self.preprocessor = preprocessor
     self.labels = tuple(labels) if labels else None
-    signature = [_TEXT, _TEXT] if pair else [_TEXT]
+    first, second = input_names
+    signature = [
+        tf.TensorSpec([None], tf.string, name=n)
+        for n in ((first, second) if pair else (first,))
+    ]
     self._serve = tf.function(self._outputs, input_signature=signature)
     self._serve_examples = tf.function(
         self._example_outputs, input_signature=[_TEXT]

@@ -1,0 +1,338 @@
+"""Fine-tuning on the user's own data: text classification and regression.
+
+`gin/finetune/text_classification.gin` and `gin/finetune/text_regression.gin`
+select these tasks. `DATA_DIR` holds `train`, `dev` and (optionally) `test`
+as CSV, TSV or JSON Lines (`albert/tasks/own_data.py`); the model, features
+and serving are GLUE's (`SentenceClassificationTask`).
+
+The label set is `TextClassificationTask.labels` when given, else every
+label of the training file, sorted. It is saved in MODEL_DIR/labels.json
+with the first checkpoint, so that eval, predict and export read it back
+without the training file, and a resumed run with other labels is refused.
+"""
+
+import csv
+import json
+import os
+from typing import Dict, List, Optional, Sequence
+
+import gin
+import numpy as np
+
+from albert.tasks import glue_metrics
+from albert.tasks import own_data
+from albert.tasks.glue_task import SentenceClassificationTask
+from official.core.errors import InputError
+from official.io import atomic_write
+
+LABELS_FILE = "labels.json"
+
+
+def read_labels_file(model_dir: str) -> Optional[Dict]:
+  """MODEL_DIR/labels.json as a dict, None when the file is absent."""
+  path = os.path.join(model_dir, LABELS_FILE)
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    try:
+      return json.load(f)
+    except json.JSONDecodeError as e:
+      raise InputError(
+          f"{path}: not JSON ({e.msg}); it is written by training, restore "
+          "it or retrain"
+      ) from None
+
+
+class OwnDataTask(SentenceClassificationTask):
+  """Shared by classification and regression on own files.
+
+  Args:
+    text_column: the column with the text.
+    text_pair_column: the column with the second text of sentence pairs
+      (pairs are used when the training file has it).
+    label_column: the column with the label.
+    id_column: the column naming rows in prediction files (else the row
+      number, from 0).
+    main_metric: the metric that picks the best checkpoint and seed.
+    **kwargs: `FinetuneTask` arguments.
+  """
+
+  serving_inputs = ("text", "text_pair")
+  # What may pick the best checkpoint and seed (higher is better).
+  main_metrics = ("accuracy", "macro_f1")
+
+  def __init__(
+      self,
+      *,
+      text_column: str = "text",
+      text_pair_column: str = "text_pair",
+      label_column: str = "label",
+      id_column: str = "id",
+      main_metric: Optional[str] = None,
+      **kwargs,
+  ):
+    super().__init__(**kwargs)
+    self.columns = own_data.Columns(
+        text=text_column,
+        text_pair=text_pair_column,
+        label=label_column,
+        id=id_column,
+    )
+    if main_metric is not None:
+      if main_metric not in self.main_metrics:
+        raise InputError(
+            f"{type(self).__name__}.main_metric={main_metric!r} is not one "
+            f"of {', '.join(self.main_metrics)}"
+        )
+      self.main_metric = main_metric
+    self.pair = None  # decided by the training file or MODEL_DIR/labels.json
+    self._formats = {}  # split -> the file's extension
+
+  # --- Files ------------------------------------------------------------------
+
+  def _split_file(self, split: str) -> str:
+    data_dir = self._require_data_dir()
+    path = own_data.find_split_file(data_dir, split)
+    if path is None:
+      raise InputError(
+          f"{self.name}: no {split}.csv, {split}.tsv or {split}.jsonl in "
+          f"{data_dir}; put the {split} examples there"
+      )
+    self._formats[split] = os.path.splitext(path)[1]
+    return path
+
+  def read_examples(self, split):
+    if self.pair is None and split != self.train_split:
+      self.read_examples(self.train_split)  # the training file decides
+    path = self._split_file(split)
+    examples, pair = own_data.read_text_examples(
+        path,
+        split,
+        self.columns,
+        pair=self.pair,
+        labeled=split != "test",
+        regression=self.is_regression,
+    )
+    self.pair = pair
+    self._check_labels(path, split, examples)
+    return examples
+
+  def _check_labels(self, path, split, examples) -> None:
+    """Hook: classification fixes and checks its label set here."""
+
+  def predict_splits_present(self) -> Sequence[str]:
+    data_dir = self._require_data_dir()
+    return [
+        s
+        for s in self.predict_splits
+        if own_data.find_split_file(data_dir, s) is not None
+    ]
+
+  def predict_to_files(self, model, output_dir: str) -> List[str]:
+    splits = self.predict_splits_present()
+    if not splits:
+      raise InputError(
+          f"{self.name}: no test.csv, test.tsv or test.jsonl in "
+          f"{self.data_dir}; put the examples to predict there"
+      )
+    os.makedirs(output_dir, exist_ok=True)
+    paths = []
+    for split in splits:
+      paths += self.write_predictions(
+          split, *self.predict(model, split), output_dir
+      )
+    return paths
+
+  # --- MODEL_DIR/labels.json --------------------------------------------------
+
+  def model_dir_files(self) -> Dict[str, str]:
+    return {
+        LABELS_FILE: json.dumps(
+            {
+                "task": self.name,
+                "labels": None if self.is_regression else list(self.labels),
+                "text_pair": bool(self.pair),
+            },
+            indent=2,
+        )
+        + "\n"
+    }
+
+  def use_model_dir(self, model_dir: str) -> None:
+    saved = read_labels_file(model_dir)
+    if saved is None:
+      return
+    path = os.path.join(model_dir, LABELS_FILE)
+    if saved.get("task") != self.name:
+      raise InputError(
+          f"{path}: written by the {saved.get('task')} task, not "
+          f"{self.name}; use that task's gin file or another --model_dir"
+      )
+    self.pair = bool(saved.get("text_pair"))
+    if not self.is_regression:
+      self._use_saved_labels(path, tuple(saved.get("labels") or ()))
+
+  def _use_saved_labels(self, path, labels) -> None:
+    del path, labels
+
+  def require_model_facts(self, model_dir: str) -> None:
+    """Before building a model without training: the label set and whether
+    inputs are pairs come from MODEL_DIR/labels.json or the training file."""
+    if self.pair is None or (not self.is_regression and self.labels is None):
+      if self.data_dir and own_data.find_split_file(
+          self.data_dir, self.train_split
+      ):
+        self.read_examples(self.train_split)
+      else:
+        raise InputError(
+            f"{self.name}: {os.path.join(model_dir, LABELS_FILE)} is missing "
+            "and there is no training file in --data_dir to take the labels "
+            "from; point --model_dir at a directory this task trained"
+        )
+
+  # --- Outputs ----------------------------------------------------------------
+
+  def _write_rows(self, split, header, rows, output_dir) -> str:
+    """Prediction rows in the format of the split's input file."""
+    ext = self._formats.get(split, ".csv")
+    if ext in (".jsonl", ".json"):
+      path = os.path.join(output_dir, f"{split}_predictions.jsonl")
+      text = "".join(
+          json.dumps(dict(zip(header, row)), ensure_ascii=False) + "\n"
+          for row in rows
+      )
+      atomic_write.write_atomic(path, text)
+      return path
+    path = os.path.join(output_dir, f"{split}_predictions{ext}")
+    with atomic_write.atomic_file(path, newline="", encoding="utf-8") as f:
+      writer = csv.writer(f, delimiter="\t" if ext == ".tsv" else ",")
+      writer.writerow(header)
+      writer.writerows(rows)
+    return path
+
+
+@gin.configurable
+class TextClassificationTask(OwnDataTask):
+  """Classification of texts (or text pairs) into the user's labels.
+
+  Args:
+    labels: the label strings, in class order; None: every label of the
+      training file, sorted.
+    **kwargs: `OwnDataTask` arguments.
+
+  Metrics: accuracy and macro-F1 (the mean of each class's F1).
+  """
+
+  name = "text_classification"
+  main_metric = "accuracy"
+
+  def __init__(self, *, labels: Optional[Sequence[str]] = None, **kwargs):
+    super().__init__(**kwargs)
+    self.given_labels = tuple(str(label) for label in labels or ())
+    if labels is not None and not self.given_labels:
+      raise InputError(
+          "TextClassificationTask.labels is empty; list the labels or leave "
+          "it unset to take them from the training file"
+      )
+    if len(set(self.given_labels)) != len(self.given_labels):
+      raise InputError(
+          f"TextClassificationTask.labels={list(self.given_labels)} names a "
+          "label twice"
+      )
+    self.labels = self.given_labels or None
+    self._saved_labels = None
+
+  def _use_saved_labels(self, path, labels) -> None:
+    if self.given_labels and labels != self.given_labels:
+      raise InputError(
+          f"{path}: the model was trained on labels {list(labels)}, not "
+          f"TextClassificationTask.labels={list(self.given_labels)}; use "
+          "another --model_dir or the same labels"
+      )
+    self._saved_labels = labels
+    self.labels = labels
+
+  def _check_labels(self, path, split, examples) -> None:
+    found = [(e.label, e) for e in examples if e.label is not None]
+    if split == self.train_split and not self.given_labels:
+      from_file = tuple(sorted({label for label, _ in found}))
+      if len(from_file) < 2:
+        raise InputError(
+            f"{path}: {len(from_file)} distinct label(s); classification "
+            "needs at least two"
+        )
+      if self._saved_labels and from_file != self._saved_labels:
+        raise InputError(
+            f"{path}: labels {list(from_file)} differ from "
+            f"{list(self._saved_labels)} the model in --model_dir was "
+            "trained on; use another --model_dir"
+        )
+      self.labels = from_file
+      return
+    if self.labels is None:
+      return  # checked against the training labels once they are known
+    allowed = set(self.labels)
+    for label, example in found:
+      if label not in allowed:
+        raise InputError(
+            f"{path}: row {example.guid} has label {label!r}, not one of the "
+            f"{len(self.labels)} labels {list(self.labels)[:10]}; fix the row "
+            "or list every label in TextClassificationTask.labels"
+        )
+
+  def feature_options(self):
+    return {"labels": list(self.labels), "pair": self.pair}
+
+  def evaluate_outputs(self, split, examples, features, outputs):
+    labels = np.array([f["label"] for f in features])
+    predictions = self._predictions(outputs)
+    return {
+        "accuracy": glue_metrics.accuracy(predictions, labels),
+        "macro_f1": glue_metrics.macro_f1(predictions, labels),
+    }
+
+  def write_predictions(self, split, examples, features, outputs, output_dir):
+    logits = outputs["logits"].astype(np.float64)
+    probabilities = np.exp(logits - logits.max(-1, keepdims=True))
+    probabilities /= probabilities.sum(-1, keepdims=True)
+    header = ["id", "prediction"] + [f"p_{label}" for label in self.labels]
+    rows = [
+        [e.guid, self.labels[int(np.argmax(p))]]
+        + [round(float(v), 6) for v in p]
+        for e, p in zip(examples, probabilities)
+    ]
+    return [self._write_rows(split, header, rows, output_dir)]
+
+
+@gin.configurable
+class TextRegressionTask(OwnDataTask):
+  """A numeric score for texts (or text pairs), learnt with squared error.
+
+  Metrics: Pearson and Spearman correlation and their mean `corr` (which
+  picks the best checkpoint), and the mean squared error.
+  """
+
+  name = "text_regression"
+  main_metric = "corr"
+  main_metrics = ("corr", "pearson", "spearman")
+  is_regression = True
+
+  def feature_options(self):
+    return {"pair": self.pair}
+
+  def evaluate_outputs(self, split, examples, features, outputs):
+    scores = self._predictions(outputs)
+    labels = np.array([f["label"] for f in features], np.float64)
+    pearson = glue_metrics.pearson(scores, labels)
+    spearman = glue_metrics.spearman(scores, labels)
+    return {
+        "pearson": pearson,
+        "spearman": spearman,
+        "corr": (pearson + spearman) / 2,
+        "mse": float(np.mean((scores - labels) ** 2)),
+    }
+
+  def write_predictions(self, split, examples, features, outputs, output_dir):
+    scores = self._predictions(outputs)
+    rows = [[e.guid, round(float(s), 6)] for e, s in zip(examples, scores)]
+    return [self._write_rows(split, ["id", "prediction"], rows, output_dir)]
