@@ -23,6 +23,7 @@ from albert.tasks.race_task import RaceTask  # noqa: F401
 from albert.tasks.squad_task import SquadTask  # noqa: F401
 from albert.tasks.text_classification_task import TextClassificationTask  # noqa: F401
 from albert.tasks.text_classification_task import TextRegressionTask  # noqa: F401
+from albert.tasks.token_classification_task import TokenClassificationTask  # noqa: F401
 from official.config import gin_files
 from official.io import atomic_write
 from official.core.trainer import Trainer
