@@ -34,6 +34,7 @@ from official.optimization.optimizer_config import OptimizerConfig
 DEFAULT_GIN = "gin/finetune/finetune.gin"
 MODES = ("train", "train_and_eval", "eval", "predict", "export")
 EVAL_RESULTS_FILE = "eval_results.json"
+SEEDS_FILE = "seeds.json"
 
 
 @gin.configurable
@@ -233,6 +234,8 @@ def run(
     raise ValueError(f"mode={mode!r} is not one of {MODES}")
   if mode == "export" and not export_dir:
     raise ValueError("--mode=export needs --export_dir (a new directory)")
+  if mode not in ("train", "train_and_eval") and checkpoint is None:
+    model_dir = best_seed_dir(model_dir)
   task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
   task.use_model_dir(model_dir)
   if mode == "eval" and checkpoint == "all":
@@ -267,3 +270,109 @@ def run(
   results = task.evaluate(model)
   logging.info("Eval results: %s", write_eval_results(model_dir, results))
   return results
+
+
+def seed_dir(model_dir: str, seed: int) -> str:
+  return os.path.join(model_dir, f"seed_{seed}")
+
+
+def best_seed_dir(model_dir: str) -> str:
+  """The dev-best seed's directory when `model_dir` holds a `--seeds` run
+  (and no checkpoint of its own), else `model_dir`."""
+  path = os.path.join(model_dir, SEEDS_FILE)
+  if tf.train.latest_checkpoint(model_dir) or not os.path.exists(path):
+    return model_dir
+  with open(path, encoding="utf-8") as f:
+    best = json.load(f)["best_seed"]
+  logging.info("%s: the best of its seeds is seed %d", model_dir, best)
+  return seed_dir(model_dir, best)
+
+
+def run_seeds(
+    seeds: Sequence[int],
+    *,
+    mode: str,
+    model_dir: str,
+    gin_file: Sequence[str] = (),
+    gin_param: Sequence[str] = (),
+    keep_all_seeds: bool = False,
+    **kwargs,
+) -> Dict[str, float]:
+  """Fine-tunes once per seed, each in MODEL_DIR/seed_N, and keeps the best.
+
+  The seed sets the head's initialisation, dropout (`TrainerConfig.seed`)
+  and the order of the training examples (the task's `seed`). Every run is
+  evaluated on dev; the best by the task's main metric is reported and named
+  in MODEL_DIR/seeds.json with every seed's results, and (unless
+  `keep_all_seeds`) the other runs' checkpoints are deleted. eval, predict
+  and export with `--model_dir=MODEL_DIR` then use the best run. A rerun
+  skips the seeds already evaluated and resumes the one interrupted.
+
+  Returns:
+    The best run's metrics, `best_seed`, and `seed_N/<main metric>` of each.
+  """
+  if mode != "train_and_eval":
+    raise ValueError(
+        f"--seeds needs --mode=train_and_eval (not {mode}): the dev metrics "
+        "pick the best seed"
+    )
+  seeds = [int(s) for s in seeds]
+  if not seeds or len(set(seeds)) != len(seeds):
+    raise ValueError(f"--seeds={seeds} must list distinct integers")
+  task = build_task(gin_file=gin_file, gin_param=gin_param)
+  key = f"{task.eval_splits[0]}/{task.main_metric}"
+  results = {}
+  for number, seed in enumerate(seeds, 1):
+    directory = seed_dir(model_dir, seed)
+    done = os.path.join(directory, EVAL_RESULTS_FILE)
+    if os.path.exists(done):
+      with open(done, encoding="utf-8") as f:
+        results[seed] = json.load(f)
+      logging.info("Seed %d: already evaluated (%s)", seed, done)
+      continue
+    logging.info(
+        "Seed %d (%d of %d) into %s", seed, number, len(seeds), directory
+    )
+    results[seed] = run(
+        mode=mode,
+        model_dir=directory,
+        gin_file=gin_file,
+        gin_param=[*gin_param, f"TrainerConfig.seed = {seed}"],
+        seed=seed,
+        **kwargs,
+    )
+    logging.info("Seed %d: %s %.4f", seed, key, results[seed][key])
+  best = max(seeds, key=lambda s: results[s][key])  # the first on ties
+  summary = {
+      "metric": key,
+      "best_seed": best,
+      "best_model_dir": os.path.basename(seed_dir(model_dir, best)),
+      "seeds": {str(s): results[s] for s in seeds},
+  }
+  atomic_write.write_atomic(
+      os.path.join(model_dir, SEEDS_FILE),
+      json.dumps(summary, indent=2, sort_keys=True),
+  )
+  if not keep_all_seeds:
+    for seed in seeds:
+      if seed != best:
+        _remove_checkpoints(seed_dir(model_dir, seed))
+  logging.info(
+      "Best of %d seeds by %s: seed %d (%s)",
+      len(seeds),
+      key,
+      best,
+      ", ".join(f"seed {s}: {results[s][key]:.4f}" for s in seeds),
+  )
+  return {
+      **results[best],
+      "best_seed": float(best),
+      **{f"seed_{s}/{key}": results[s][key] for s in seeds},
+  }
+
+
+def _remove_checkpoints(directory: str) -> None:
+  """Deletes a run's checkpoints (and their state file); metrics stay."""
+  for name in os.listdir(directory):
+    if name == "checkpoint" or name.startswith("ckpt-"):
+      os.remove(os.path.join(directory, name))

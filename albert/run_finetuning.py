@@ -16,6 +16,10 @@ the task recipe and the model size are layered on top. Modes:
   predict         write prediction / submission files for the test splits
   export          write a raw-text serving SavedModel to --export_dir
 
+--seeds=1,2,3 (with train_and_eval) fine-tunes once per seed into
+MODEL_DIR/seed_N and keeps the dev-best run (MODEL_DIR/seeds.json has every
+seed's metrics); eval, predict and export on MODEL_DIR then use that run.
+
 Metrics go to MODEL_DIR/eval_results.json, predictions to --output_dir
 (default MODEL_DIR/predictions).
 """
@@ -79,6 +83,17 @@ STRATEGY = flags.DEFINE_enum(
     "Distribution strategy for training.",
 )
 TPU = flags.DEFINE_string("tpu", None, "TPU address (--strategy=tpu).")
+SEEDS = flags.DEFINE_list(
+    "seeds",
+    None,
+    "train_and_eval once per seed (e.g. 1,2,3) into MODEL_DIR/seed_N; the "
+    "dev-best run is kept and reported with every seed's score.",
+)
+KEEP_ALL_SEEDS = flags.DEFINE_bool(
+    "keep_all_seeds",
+    False,
+    "--seeds: keep every run's checkpoints, not only the best one's.",
+)
 
 
 def main(argv: Sequence[str]) -> None:
@@ -95,19 +110,33 @@ def main(argv: Sequence[str]) -> None:
       )
       if flag.value is not None
   }
-  results = finetuning.run(
+  common = dict(
       mode=MODE.value,
       model_dir=MODEL_DIR.value,
       gin_file=GIN_FILES.value,
       gin_param=GIN_PARAMS.value,
       init_checkpoint=INIT_CHECKPOINT.value,
-      checkpoint=CHECKPOINT.value,
-      output_dir=OUTPUT_DIR.value,
-      export_dir=EXPORT_DIR.value,
       strategy=STRATEGY.value,
       tpu=TPU.value,
       **task_flags,
   )
+  if SEEDS.value:
+    try:
+      seeds = [int(s) for s in SEEDS.value]
+    except ValueError:
+      raise InputError(
+          f"--seeds={','.join(SEEDS.value)}: list integers, e.g. --seeds=1,2,3"
+      ) from None
+    results = finetuning.run_seeds(
+        seeds, keep_all_seeds=KEEP_ALL_SEEDS.value, **common
+    )
+  else:
+    results = finetuning.run(
+        checkpoint=CHECKPOINT.value,
+        output_dir=OUTPUT_DIR.value,
+        export_dir=EXPORT_DIR.value,
+        **common,
+    )
   for key, value in sorted(results.items()):
     print(f"{key} = {value:.4f}")
 

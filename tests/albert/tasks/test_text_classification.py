@@ -9,7 +9,9 @@ import random
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
+from albert import finetuning
 from albert.tasks import glue_metrics
 from albert.tasks import own_data
 from official.core.errors import InputError
@@ -294,3 +296,62 @@ def test_jsonl_pair_regression_reports_correlations_and_serves(
       {"text": ["the module", "the module"], "text_pair": ["many", "none"]},
   )
   assert out["score"][0] > out["score"][1] + 2.0, out
+
+
+def test_seeds_run_once_each_and_keep_the_dev_best(tmp_path, spm_model):
+  data_dir = str(tmp_path / "mydata")
+  write_own_csv(data_dir, n_train=64, n_dev=24, n_test=3)
+  init = helpers.init_checkpoint(tmp_path / "init")
+  model_dir = tmp_path / "model"
+  gin_file = "gin/finetune/text_classification.gin"
+  params = TRAIN[:-2] + ["EpochSchedule.train_epochs = 2.0"]
+  common = dict(
+      mode="train_and_eval",
+      model_dir=str(model_dir),
+      gin_file=[gin_file],
+      gin_param=helpers.TINY_GIN + helpers.TRAINER_GIN + params,
+      init_checkpoint=init,
+      data_dir=data_dir,
+      spm_model_file=spm_model,
+  )
+  results = finetuning.run_seeds([1, 2, 3], keep_all_seeds=True, **common)
+  with open(model_dir / "seeds.json") as f:
+    summary = json.load(f)
+  scores = {int(s): r["dev/accuracy"] for s, r in summary["seeds"].items()}
+  best = max([1, 2, 3], key=lambda s: scores[s])
+  assert summary["best_seed"] == best and results["best_seed"] == best
+  assert results["dev/accuracy"] == scores[best]
+  assert {results[f"seed_{s}/dev/accuracy"] for s in (1, 2, 3)} == set(
+      scores.values()
+  )
+  # The seed changed the head's initialisation and the example order.
+  heads = [
+      tf.train.load_checkpoint(str(model_dir / f"seed_{s}")).get_tensor(
+          "model/classifier/kernel/.ATTRIBUTES/VARIABLE_VALUE"
+      )
+      for s in (1, 2, 3)
+  ]
+  assert not np.allclose(heads[0], heads[1])
+  assert not np.allclose(heads[1], heads[2])
+  with open(model_dir / "seed_2" / "operative_config.gin") as f:
+    assert "TrainerConfig.seed = 2" in f.read()
+
+  # A rerun evaluates nothing again and now keeps only the best checkpoints.
+  again = finetuning.run_seeds([1, 2, 3], **common)
+  assert again == results
+  for seed in (1, 2, 3):
+    kept = tf.train.latest_checkpoint(str(model_dir / f"seed_{seed}"))
+    assert (kept is not None) == (seed == best)
+    assert (model_dir / f"seed_{seed}" / "eval_results.json").exists()
+  # eval on MODEL_DIR reads the best run.
+  evaluated = helpers.finetune(
+      "eval",
+      gin_file,
+      params,
+      model_dir=str(model_dir),
+      data_dir=data_dir,
+      spm_model_file=spm_model,
+  )
+  assert evaluated["dev/accuracy"] == pytest.approx(scores[best])
+  with pytest.raises(ValueError, match="--seeds needs --mode=train_and_eval"):
+    finetuning.run_seeds([1], **{**common, "mode": "train"})

@@ -1,0 +1,36 @@
+r"""Writes a sample text-classification set in CSV (no download).
+
+Sentences of the installed Python standard library's documentation,
+labelled with their package (asyncio, email, logging, unittest), split
+80 / 10 / 10 into train.csv, dev.csv and test.csv with the columns `id`,
+`text` and `label` that gin/finetune/text_classification.gin reads:
+
+  python tools/make_sample_classification_data.py --out_dir=mydata
+"""
+
+from absl import flags
+from absl import logging
+
+from albert import cli
+from albert.tasks import sample_data
+
+OUT_DIR = flags.DEFINE_string("out_dir", "mydata", "Where the CSV files go.")
+
+
+def main(argv):
+  cli.unexpected_arguments(argv)
+  counts = sample_data.write_sample_classification_data(OUT_DIR.value)
+  logging.info(
+      "Wrote %s: %s",
+      OUT_DIR.value,
+      ", ".join(f"{split}.csv {n} rows" for split, n in counts.items()),
+  )
+
+
+def run():
+  """Entry point of tools/, console scripts and `python -m`."""
+  cli.run_command(main, __doc__)
+
+
+if __name__ == "__main__":
+  run()
