@@ -67,7 +67,7 @@ def read_rows(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
   values keep their JSON types.
   """
   if path.endswith((".jsonl", ".json")):
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:
       for number, line in enumerate(f, 1):
         if not line.strip():
           continue
@@ -86,27 +86,40 @@ def read_rows(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
         yield number, row
     return
   delimiter = "\t" if path.endswith(".tsv") else ","
-  with open(path, encoding="utf-8", newline="") as f:
-    reader = csv.DictReader(f, delimiter=delimiter)
-    if reader.fieldnames is None:
-      return  # empty file
-    duplicated = sorted(
-        {n for n in reader.fieldnames if reader.fieldnames.count(n) > 1}
-    )
-    if duplicated:
+  # Long documents are one field: lift the csv module's 128 KiB field limit.
+  csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+  # utf-8-sig: files saved by spreadsheet programs start with a BOM.
+  with open(path, encoding="utf-8-sig", newline="") as f:
+    reader = csv.DictReader(f, delimiter=delimiter, strict=True)
+    try:
+      yield from _csv_rows(path, reader)
+    except csv.Error as e:  # the reader has not counted the row's lines
       raise InputError(
-          f"{path} line 1: the header names {', '.join(duplicated)} twice; "
-          "give every column its own name"
+          f"{path} line {reader.line_num + 1}: {e}; check the quoting of the "
+          "row that starts there"
+      ) from None
+
+
+def _csv_rows(path, reader) -> Iterator[Tuple[int, Dict[str, Any]]]:
+  if reader.fieldnames is None:
+    return  # empty file
+  duplicated = sorted(
+      {n for n in reader.fieldnames if reader.fieldnames.count(n) > 1}
+  )
+  if duplicated:
+    raise InputError(
+        f"{path} line 1: the header names {', '.join(duplicated)} twice; "
+        "give every column its own name"
+    )
+  for row in reader:
+    if None in row:  # more fields than the header
+      fields = len(reader.fieldnames) + len(row[None])
+      raise InputError(
+          f"{path} line {reader.line_num}: {fields}"
+          f" fields but the header has {len(reader.fieldnames)}; quote "
+          "fields that hold the delimiter"
       )
-    for row in reader:
-      if None in row:  # more fields than the header
-        fields = len(reader.fieldnames) + len(row[None])
-        raise InputError(
-            f"{path} line {reader.line_num}: {fields}"
-            f" fields but the header has {len(reader.fieldnames)}; quote "
-            "fields that hold the delimiter"
-        )
-      yield reader.line_num, row
+    yield reader.line_num, row
 
 
 def read_text_examples(
@@ -133,7 +146,13 @@ def read_text_examples(
   Returns:
     (examples, pair).
   """
-  rows = list(read_rows(path))
+  try:
+    rows = list(read_rows(path))
+  except UnicodeDecodeError as e:
+    raise InputError(
+        f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save the file "
+        "as UTF-8"
+    ) from None
   if not rows:
     raise InputError(f"{path}: no rows; it needs a header and examples")
   keys = set()

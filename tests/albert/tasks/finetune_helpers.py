@@ -9,7 +9,7 @@ import sys
 from typing import Sequence
 
 import gin
-import tensorflow as tf
+import tf_keras
 
 from albert import model_dir as model_dir_lib
 from albert import finetuning
@@ -45,8 +45,10 @@ TRAINER_GIN = [
 
 
 def init_checkpoint(folder) -> str:
-  """A model directory holding a randomly initialised tiny pretrainer."""
-  tf.random.set_seed(0)
+  """A model directory holding a randomly initialised tiny pretrainer, the
+  same whatever ran before in the process (Keras draws unseeded initialiser
+  seeds from Python's `random`, which tf.random.set_seed does not reset)."""
+  tf_keras.utils.set_random_seed(0)
   model_dir_lib.write_model_dir(
       str(folder), AlbertPretrainer.from_config_object(TINY)
   )

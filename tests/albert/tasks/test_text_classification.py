@@ -73,9 +73,11 @@ def test_readers_take_csv_tsv_and_json_lines(tmp_path):
       {"text": 'he said "yes", then left', "label": "a"},
       {"text": "tab\tinside\nand a line break", "label": "b"},
   ]
+  rows.append({"text": "long " * 60000, "label": "a"})  # over 128 KiB
   for ext, delimiter in ((".csv", ","), (".tsv", "\t")):
     path = str(tmp_path / f"train{ext}")
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    # A byte-order mark, as spreadsheet programs write.
+    with open(path, "w", newline="", encoding="utf-8-sig") as f:
       writer = csv.DictWriter(f, ["text", "label"], delimiter=delimiter)
       writer.writeheader()
       writer.writerows(rows)
@@ -91,6 +93,7 @@ def test_readers_take_csv_tsv_and_json_lines(tmp_path):
     assert [(e.guid, e.text_a, e.label) for e in examples] == [
         ("0", rows[0]["text"], "a"),
         ("1", rows[1]["text"], "b"),
+        ("2", rows[2]["text"], "a"),
     ]
   path = str(tmp_path / "dev.jsonl")
   with open(path, "w") as f:
@@ -121,11 +124,16 @@ def test_readers_take_csv_tsv_and_json_lines(tmp_path):
         ("train.jsonl", '{"text": "x", "label": "a"\n', "line 1: not JSON"),
         ("train.jsonl", '{"text": 3, "label": "a"}\n', "is a JSON int"),
         ("train.csv", "text,label,id\nx,a,1\ny,b,1\n", "id '1' is also on"),
+        ("train.csv", b"text,label\n\xe9t\xe9,a\n", "not UTF-8"),
+        ("train.csv", 'text,label\n"x"y",a\n', "line 2: .*check the quoting"),
     ],
 )
 def test_reader_errors_name_the_file_and_line(tmp_path, name, content, message):
   path = tmp_path / name
-  path.write_text(content)
+  if isinstance(content, bytes):
+    path.write_bytes(content)
+  else:
+    path.write_text(content)
   with pytest.raises(InputError, match=message) as raised:
     own_data.read_text_examples(
         str(path),
