@@ -8,9 +8,9 @@ A test file may hold the words only (one column). Files are
 """
 
 import dataclasses
-import os
 from typing import List, Optional, Tuple
 
+from albert.tasks import own_data
 from official.core.errors import InputError
 
 EXTENSIONS = (".txt", ".conll")
@@ -27,17 +27,7 @@ class TaggedSentence:
 
 def find_split_file(data_dir: str, split: str) -> Optional[str]:
   """DATA_DIR/split.txt or split.conll; None if neither exists."""
-  found = [
-      os.path.join(data_dir, split + ext)
-      for ext in EXTENSIONS
-      if os.path.isfile(os.path.join(data_dir, split + ext))
-  ]
-  if len(found) > 1:
-    raise InputError(
-        f"{data_dir}: both {' and '.join(os.path.basename(f) for f in found)}"
-        f" hold the {split} split; keep one"
-    )
-  return found[0] if found else None
+  return own_data.find_split_file(data_dir, split, EXTENSIONS)
 
 
 def read_conll(path: str, *, tagged: Optional[bool]) -> List[TaggedSentence]:

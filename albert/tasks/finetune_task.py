@@ -371,6 +371,14 @@ class FinetuneTask(Task, abc.ABC):
     return paths
 
 
+def packed_input_spec(seq_length: int) -> Dict[str, tf.TensorSpec]:
+  """The three int32 [seq_length] encoder inputs of one packed feature."""
+  return {
+      name: tf.TensorSpec([seq_length], tf.int32)
+      for name in ("input_word_ids", "input_mask", "input_type_ids")
+  }
+
+
 def pack_segments(
     first: Sequence[int],
     second: Optional[Sequence[int]] = None,

@@ -22,6 +22,7 @@ from albert.tasks import glue_metrics
 from albert.tasks import glue_submission
 from albert.tasks.classification_task import ClassificationTask
 from albert.tasks.classifier_model import AlbertClassifier
+from albert.tasks.finetune_task import packed_input_spec
 
 AX = "ax"
 # The inputs of the original classifier export's tf.Examples.
@@ -65,11 +66,8 @@ class SentenceClassificationTask(ClassificationTask):
     return 1 if self.is_regression else len(self.labels)
 
   def feature_spec(self):
-    shape = [self.seq_length]
     return {
-        "input_word_ids": tf.TensorSpec(shape, tf.int32),
-        "input_mask": tf.TensorSpec(shape, tf.int32),
-        "input_type_ids": tf.TensorSpec(shape, tf.int32),
+        **packed_input_spec(self.seq_length),
         "label": tf.TensorSpec(
             [], tf.float32 if self.is_regression else tf.int32
         ),

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import math
 import os
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from official.core.errors import InputError
 from albert.tasks.text_example import TextExample
@@ -41,15 +41,18 @@ class Columns:
   id: str = "id"
 
 
-def find_split_file(data_dir: str, split: str) -> Optional[str]:
-  """DATA_DIR/split.{csv,tsv,jsonl,json}, None if there is none.
+def find_split_file(
+    data_dir: str, split: str, extensions: Sequence[str] = EXTENSIONS
+) -> Optional[str]:
+  """DATA_DIR/split.EXT for one of `extensions` (CSV, TSV, JSON Lines by
+  default), None if there is none.
 
   Raises InputError when two files of the split exist (which one is meant
   is unclear).
   """
   found = [
       os.path.join(data_dir, split + ext)
-      for ext in EXTENSIONS
+      for ext in extensions
       if os.path.isfile(os.path.join(data_dir, split + ext))
   ]
   if len(found) > 1:

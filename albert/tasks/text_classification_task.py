@@ -20,27 +20,11 @@ import gin
 import numpy as np
 
 from albert.tasks import glue_metrics
+from albert.tasks import labels_file
 from albert.tasks import own_data
 from albert.tasks.glue_task import SentenceClassificationTask
 from official.core.errors import InputError
 from official.io import atomic_write
-
-LABELS_FILE = "labels.json"
-
-
-def read_labels_file(model_dir: str) -> Optional[Dict]:
-  """MODEL_DIR/labels.json as a dict, None when the file is absent."""
-  path = os.path.join(model_dir, LABELS_FILE)
-  if not os.path.exists(path):
-    return None
-  with open(path, encoding="utf-8") as f:
-    try:
-      return json.load(f)
-    except json.JSONDecodeError as e:
-      raise InputError(
-          f"{path}: not JSON ({e.msg}); it is written by training, restore "
-          "it or retrain"
-      ) from None
 
 
 class OwnDataTask(SentenceClassificationTask):
@@ -146,28 +130,17 @@ class OwnDataTask(SentenceClassificationTask):
   # --- MODEL_DIR/labels.json --------------------------------------------------
 
   def model_dir_files(self) -> Dict[str, str]:
-    return {
-        LABELS_FILE: json.dumps(
-            {
-                "task": self.name,
-                "labels": None if self.is_regression else list(self.labels),
-                "text_pair": bool(self.pair),
-            },
-            indent=2,
-        )
-        + "\n"
-    }
+    return labels_file.contents(
+        self.name,
+        labels=None if self.is_regression else list(self.labels),
+        text_pair=bool(self.pair),
+    )
 
   def use_model_dir(self, model_dir: str) -> None:
-    saved = read_labels_file(model_dir)
-    if saved is None:
+    found = labels_file.read(model_dir, self.name)
+    if found is None:
       return
-    path = os.path.join(model_dir, LABELS_FILE)
-    if saved.get("task") != self.name:
-      raise InputError(
-          f"{path}: written by the {saved.get('task')} task, not "
-          f"{self.name}; use that task's gin file or another --model_dir"
-      )
+    path, saved = found
     self.pair = bool(saved.get("text_pair"))
     if not self.is_regression:
       self._use_saved_labels(path, tuple(saved.get("labels") or ()))
@@ -185,7 +158,8 @@ class OwnDataTask(SentenceClassificationTask):
         self.read_examples(self.train_split)
       else:
         raise InputError(
-            f"{self.name}: {os.path.join(model_dir, LABELS_FILE)} is missing "
+            f"{self.name}: "
+            f"{os.path.join(model_dir, labels_file.LABELS_FILE)} is missing "
             "and there is no training file in --data_dir to take the labels "
             "from; point --model_dir at a directory this task trained"
         )

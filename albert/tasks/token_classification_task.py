@@ -13,7 +13,6 @@ them (`albert/tasks/entity_metrics.py`), plus per-type scores and the
 accuracy over words. The tag set is saved in MODEL_DIR/labels.json.
 """
 
-import json
 import os
 import re
 from typing import Dict, List, Optional, Sequence
@@ -31,9 +30,9 @@ from albert.serving.preprocessor import AlbertPreprocessor
 from albert.serving.preprocessor import _code_point_class
 from albert.tasks import conll_data
 from albert.tasks import entity_metrics
+from albert.tasks import labels_file
 from albert.tasks.finetune_task import FinetuneTask
-from albert.tasks.text_classification_task import LABELS_FILE
-from albert.tasks.text_classification_task import read_labels_file
+from albert.tasks.finetune_task import packed_input_spec
 from official.core.errors import InputError
 from official.io import atomic_write
 
@@ -175,12 +174,9 @@ class TokenClassificationTask(FinetuneTask):
     return sentences
 
   def feature_spec(self):
-    shape = [self.seq_length]
     return {
-        "input_word_ids": tf.TensorSpec(shape, tf.int32),
-        "input_mask": tf.TensorSpec(shape, tf.int32),
-        "input_type_ids": tf.TensorSpec(shape, tf.int32),
-        "label_ids": tf.TensorSpec(shape, tf.int32),
+        **packed_input_spec(self.seq_length),
+        "label_ids": tf.TensorSpec([self.seq_length], tf.int32),
     }
 
   def feature_options(self):
@@ -311,24 +307,16 @@ class TokenClassificationTask(FinetuneTask):
   # --- MODEL_DIR/labels.json --------------------------------------------------
 
   def model_dir_files(self) -> Dict[str, str]:
-    return {
-        LABELS_FILE: json.dumps(
-            {"task": self.name, "labels": list(self.labels)}, indent=2
-        )
-        + "\n"
-    }
+    return labels_file.contents(self.name, labels=list(self.labels))
 
   def use_model_dir(self, model_dir: str) -> None:
-    saved = read_labels_file(model_dir)
-    if saved is None:
+    found = labels_file.read(model_dir, self.name)
+    if found is None:
       return
-    path = os.path.join(model_dir, LABELS_FILE)
+    path, saved = found
     labels = tuple(saved.get("labels") or ())
-    if saved.get("task") != self.name or not labels:
-      raise InputError(
-          f"{path}: written by the {saved.get('task')} task, not "
-          f"{self.name}; use that task's gin file or another --model_dir"
-      )
+    if not labels:
+      raise InputError(f"{path}: no labels; retrain or restore the file")
     if self.given_labels is not None and labels != self.given_labels:
       raise InputError(
           f"{path}: the model was trained on tags {list(labels)}, not "
@@ -346,7 +334,8 @@ class TokenClassificationTask(FinetuneTask):
       self.read_examples(self.train_split)
       return
     raise InputError(
-        f"{self.name}: {os.path.join(model_dir, LABELS_FILE)} is missing and "
+        f"{self.name}: "
+        f"{os.path.join(model_dir, labels_file.LABELS_FILE)} is missing and "
         "there is no training file in --data_dir to take the tags from; point "
         "--model_dir at a directory this task trained"
     )
