@@ -71,3 +71,15 @@ def _clean_gin_state():
   gin.clear_config()
   yield
   gin.clear_config()
+
+
+@pytest.fixture(autouse=True)
+def _restore_absl_verbosity():
+  """A command's error path run in-process (`albert.cli.run_command`) turns
+  absl logging down to FATAL for the rest of the process; later tests in
+  the same worker must still see the log lines they check."""
+  from absl import logging
+
+  verbosity = logging.get_verbosity()
+  yield
+  logging.set_verbosity(verbosity)

@@ -429,7 +429,7 @@ def test_data_vocabulary_against_the_model(data_dir, tmp_path, caplog):
       r"but AlbertConfig.vocab_size=64: set",
   ):
     check(65)
-  with caplog.at_level("WARNING"):
+  with caplog.at_level("WARNING", logger="absl"):
     check(60)
   assert any(
       "made with 60 SentencePiece pieces but AlbertConfig.vocab_size=64: 4 "

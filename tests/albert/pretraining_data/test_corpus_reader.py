@@ -135,7 +135,7 @@ def test_lines_no_sentence_fills_are_warned_about_once_per_block(
   text = f"A sentence.\n{long_line}\n{long_line}\n\nShort doc.\n"
   path = tmp_path / "corpus.txt"
   path.write_text(text)
-  with caplog.at_level("WARNING"):
+  with caplog.at_level("WARNING", logger="absl"):
     docs = _read_all(str(path), len(text), block_bytes=1 << 20)
   assert [len(d) for d in docs] == [3, 1]  # read as they are, not dropped
   warnings = [
