@@ -78,14 +78,15 @@ class AlbertPreprocessor(tf.Module):
           f"{spm_model_file} lacks [CLS], [SEP] or [MASK]; train "
           "it with tools/train_sentencepiece.py"
       )
-    self._whitespace = _code_point_class(str.isspace) + "+"
+    # Runs of Python's `str.isspace` characters (what `str.split()` splits at).
+    self.whitespace_pattern = _code_point_class(str.isspace) + "+"
     self._combining = _code_point_class(lambda c: unicodedata.combining(c) != 0)
     self._digit_comma = ".*" + _code_point_class(str.isdigit) + ","
     self.comma_id = int(self.tokenizer.string_to_id(",").numpy())
 
   def normalize(self, text: tf.Tensor) -> tf.Tensor:
     """string [B] -> normalised string [B] (steps 1-4 of the module doc)."""
-    text = tf.strings.regex_replace(text, self._whitespace, " ")
+    text = tf.strings.regex_replace(text, self.whitespace_pattern, " ")
     text = tf.strings.regex_replace(text, "^ | $", "")
     text = tf_text.normalize_utf8(text, "NFKD")
     text = tf.strings.regex_replace(text, self._combining, "")

@@ -16,6 +16,9 @@ from albert.modeling.encoder_with_heads import EncoderWithHeads
 class AlbertClassifier(EncoderWithHeads):
   """Class logits (or a regression score) from the encoder's pooled output.
 
+  Subclasses classify another encoder output by setting `encoder_output`
+  (`AlbertTokenClassifier`: "sequence_output", logits [B, T, num_classes]).
+
   Args:
     encoder: the `AlbertEncoder` (restored from a pretrained checkpoint).
     num_classes: outputs of the dense layer (1 for regression).
@@ -57,11 +60,14 @@ class AlbertClassifier(EncoderWithHeads):
     """All-zero inputs of the right shapes and dtypes, to build the weights."""
     return self.encoder.dummy_inputs()
 
+  encoder_output = "pooled_output"
+
   def logits(self, inputs: Dict[str, tf.Tensor], training=None) -> tf.Tensor:
-    """float32 [B, num_classes] logits of packed inputs."""
-    pooled = self.encoder(inputs, training=training)["pooled_output"]  # [B, H]
-    pooled = self.dropout(pooled, training=training)
-    return tf.cast(self.classifier(pooled), tf.float32)  # [B, num_classes]
+    """float32 [B, num_classes] logits of packed inputs ([B, T, num_classes]
+    on the sequence output)."""
+    features = self.encoder(inputs, training=training)[self.encoder_output]
+    features = self.dropout(features, training=training)
+    return tf.cast(self.classifier(features), tf.float32)
 
   def call(self, inputs, training=None):
     return {"logits": self.logits(inputs, training=training)}

@@ -127,7 +127,6 @@ def _csv_rows(path, reader) -> Iterator[Tuple[int, Dict[str, Any]]]:
 
 def read_text_examples(
     path: str,
-    split: str,
     columns: Columns,
     *,
     pair: Optional[bool],
@@ -138,7 +137,6 @@ def read_text_examples(
 
   Args:
     path: a CSV, TSV or JSON Lines file.
-    split: the split name, for guids.
     columns: where the fields are.
     pair: whether examples are sentence pairs; None to decide from the file
       (the training file decides).
@@ -209,7 +207,6 @@ def read_text_examples(
     examples.append(
         TextExample(guid=guid, text_a=text, text_b=text_b, label=label)
     )
-  del split  # guids are the ids or row numbers, as in the prediction file
   return examples, pair
 
 
@@ -242,9 +239,9 @@ def _label(path, number, value, column, regression):
           "number; regression needs numeric labels"
       )
     return score
-  if isinstance(value, (dict, list)) or value is True or value is False:
-    if isinstance(value, bool):
-      return "true" if value else "false"
+  if isinstance(value, bool):
+    return "true" if value else "false"
+  if isinstance(value, (dict, list)):
     raise InputError(
         f"{path} line {number}: {column!r} is a JSON "
         f"{type(value).__name__}; labels are strings or numbers"

@@ -25,14 +25,12 @@ def labelled_sentences(
 ) -> List[Tuple[str, str]]:
   """(sentence, package) of every docstring sentence of the packages."""
   root = root or sample_corpus.stdlib_dir()
-  rows = []
-  for package in packages:
-    for path in sample_corpus._source_files(os.path.join(root, package)):
-      tree = sample_corpus._parse(path)
-      if tree:
-        for document in sample_corpus._documents_of_module(tree):
-          rows += [(sentence, package) for sentence in document]
-  return rows
+  return [
+      (sentence, package)
+      for package in packages
+      for document in sample_corpus.iter_documents(os.path.join(root, package))
+      for sentence in document
+  ]
 
 
 def _split_of(sentence: str) -> str:

@@ -70,7 +70,6 @@ class OwnDataTask(SentenceClassificationTask):
         )
       self.main_metric = main_metric
     self.pair = None  # decided by the training file or MODEL_DIR/labels.json
-    self._formats = {}  # split -> the file's extension
 
   # --- Files ------------------------------------------------------------------
 
@@ -82,7 +81,6 @@ class OwnDataTask(SentenceClassificationTask):
           f"{self.name}: no {split}.csv, {split}.tsv or {split}.jsonl in "
           f"{data_dir}; put the {split} examples there"
       )
-    self._formats[split] = os.path.splitext(path)[1]
     return path
 
   def read_examples(self, split):
@@ -91,7 +89,6 @@ class OwnDataTask(SentenceClassificationTask):
     path = self._split_file(split)
     examples, pair = own_data.read_text_examples(
         path,
-        split,
         self.columns,
         pair=self.pair,
         labeled=split != "test",
@@ -104,28 +101,10 @@ class OwnDataTask(SentenceClassificationTask):
   def _check_labels(self, path, split, examples) -> None:
     """Hook: classification fixes and checks its label set here."""
 
-  def predict_splits_present(self) -> Sequence[str]:
-    data_dir = self._require_data_dir()
-    return [
-        s
-        for s in self.predict_splits
-        if own_data.find_split_file(data_dir, s) is not None
-    ]
-
   def predict_to_files(self, model, output_dir: str) -> List[str]:
-    splits = self.predict_splits_present()
-    if not splits:
-      raise InputError(
-          f"{self.name}: no test.csv, test.tsv or test.jsonl in "
-          f"{self.data_dir}; put the examples to predict there"
-      )
-    os.makedirs(output_dir, exist_ok=True)
-    paths = []
-    for split in splits:
-      paths += self.write_predictions(
-          split, *self.predict(model, split), output_dir
-      )
-    return paths
+    for split in self.predict_splits:
+      self._split_file(split)  # one line, before any output, if it is missing
+    return super().predict_to_files(model, output_dir)
 
   # --- MODEL_DIR/labels.json --------------------------------------------------
 
@@ -168,7 +147,7 @@ class OwnDataTask(SentenceClassificationTask):
 
   def _write_rows(self, split, header, rows, output_dir) -> str:
     """Prediction rows in the format of the split's input file."""
-    ext = self._formats.get(split, ".csv")
+    ext = os.path.splitext(self._split_file(split))[1]
     if ext in (".jsonl", ".json"):
       path = os.path.join(output_dir, f"{split}_predictions.jsonl")
       text = "".join(

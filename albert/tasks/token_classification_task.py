@@ -24,13 +24,11 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 import tf_keras
 
-from albert.modeling.encoder import AlbertEncoder
-from albert.modeling.encoder_with_heads import EncoderWithHeads
 from albert.serving.preprocessor import AlbertPreprocessor
-from albert.serving.preprocessor import _code_point_class
 from albert.tasks import conll_data
 from albert.tasks import entity_metrics
 from albert.tasks import labels_file
+from albert.tasks.classifier_model import AlbertClassifier
 from albert.tasks.finetune_task import FinetuneTask
 from albert.tasks.finetune_task import packed_input_spec
 from official.core.errors import InputError
@@ -40,52 +38,18 @@ OUTSIDE = "O"
 _TAG = re.compile(r"O|[BIES]-\S+")
 
 
-class AlbertTokenClassifier(EncoderWithHeads):
-  """Per-token tag logits from the encoder's sequence output.
-
-  Args:
-    encoder: the `AlbertEncoder`.
-    num_labels: the number of tags.
-    dropout_rate: dropout on the sequence output during training.
+class AlbertTokenClassifier(AlbertClassifier):
+  """Per-token tag logits: `AlbertClassifier`'s dropout and dense layer on
+  the encoder's sequence output.
 
   Returns:
-    {"logits": float32 [B, T, num_labels]}.
+    {"logits": float32 [B, T, num_classes]}.
   """
 
-  def __init__(
-      self,
-      encoder: AlbertEncoder,
-      *,
-      num_labels: int,
-      dropout_rate: float = 0.1,
-      name: str = "albert_token_classifier",
-      **kwargs,
-  ):
-    super().__init__(name=name, **kwargs)
-    if num_labels < 1:
-      raise ValueError(f"num_labels={num_labels} must be >= 1")
-    self.encoder = encoder
-    self.num_labels = num_labels
-    self.dropout_rate = dropout_rate
-    self.dropout = tf_keras.layers.Dropout(dropout_rate, name="dropout")
-    self.classifier = tf_keras.layers.Dense(
-        num_labels,
-        kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=encoder.config.initializer_range
-        ),
-        name="classifier",
-    )
+  encoder_output = "sequence_output"
 
-  def dummy_inputs(self) -> Dict[str, tf.Tensor]:
-    return self.encoder.dummy_inputs()
-
-  def call(self, inputs, training=None):
-    sequence = self.encoder(inputs, training=training)["sequence_output"]
-    sequence = self.dropout(sequence, training=training)
-    return {"logits": tf.cast(self.classifier(sequence), tf.float32)}
-
-  def head_config(self):
-    return {"num_labels": self.num_labels, "dropout_rate": self.dropout_rate}
+  def __init__(self, encoder, *, name="albert_token_classifier", **kwargs):
+    super().__init__(encoder, name=name, **kwargs)
 
 
 @gin.configurable
@@ -123,7 +87,6 @@ class TokenClassificationTask(FinetuneTask):
       self._check_tags("TokenClassificationTask.labels", self.given_labels)
     self.labels = self.given_labels
     self._saved_labels = None
-    self._warned = set()
 
   # --- Data -------------------------------------------------------------------
 
@@ -147,6 +110,8 @@ class TokenClassificationTask(FinetuneTask):
     return path
 
   def read_examples(self, split):
+    if self.labels is None and split != self.train_split:
+      self.read_examples(self.train_split)  # the training file decides
     path = self._split_file(split)
     sentences = conll_data.read_conll(
         path, tagged=True if split != "test" else None
@@ -160,7 +125,7 @@ class TokenClassificationTask(FinetuneTask):
             "model in --model_dir was trained on; use another --model_dir"
         )
       self.labels = tuple(tags)
-    elif self.labels is not None:
+    else:
       unknown = sorted(set(tags) - set(self.labels))
       if unknown:
         raise InputError(
@@ -168,9 +133,6 @@ class TokenClassificationTask(FinetuneTask):
             f"{len(self.labels)} tags the model has; fix the file or list "
             "every tag in TokenClassificationTask.labels"
         )
-    elif split != self.train_split:
-      self.read_examples(self.train_split)  # the training file decides
-      return self.read_examples(split)
     return sentences
 
   def feature_spec(self):
@@ -219,7 +181,7 @@ class TokenClassificationTask(FinetuneTask):
   def build_model(self):
     return AlbertTokenClassifier.from_config_object(
         self.config,
-        num_labels=len(self.labels),
+        num_classes=len(self.labels),
         dropout_rate=self.dropout_rate,
     )
 
@@ -372,7 +334,6 @@ class TokenClassificationServingModule(tf.Module):
     self.model = model
     self.preprocessor = preprocessor
     self.labels = tuple(labels)
-    self._whitespace = _code_point_class(str.isspace) + "+"
     self._serve = tf.function(
         self._outputs,
         input_signature=[tf.TensorSpec([None], tf.string, name="text")],
@@ -380,7 +341,7 @@ class TokenClassificationServingModule(tf.Module):
 
   def _outputs(self, text) -> Dict[str, tf.Tensor]:
     words, starts, ends = tf_text.regex_split_with_offsets(
-        text, self._whitespace
+        text, self.preprocessor.whitespace_pattern
     )  # [B, (W)], byte offsets
     pieces = self.preprocessor.tokenize(words.flat_values)  # [N, (P)]
     counts = tf.cast(pieces.row_lengths(), tf.int32)  # [N]

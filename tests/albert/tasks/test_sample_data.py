@@ -46,7 +46,6 @@ def test_sample_classification_data_is_real_split_and_stable(tmp_path):
   # What the task reads, and the same files on a second run.
   examples, pair = own_data.read_text_examples(
       str(tmp_path / "dev.csv"),
-      "dev",
       own_data.Columns(),
       pair=None,
       labeled=True,

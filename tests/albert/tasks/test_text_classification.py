@@ -83,7 +83,6 @@ def test_readers_take_csv_tsv_and_json_lines(tmp_path):
       writer.writerows(rows)
     examples, pair = own_data.read_text_examples(
         path,
-        "train",
         own_data.Columns(),
         pair=None,
         labeled=True,
@@ -101,7 +100,7 @@ def test_readers_take_csv_tsv_and_json_lines(tmp_path):
     f.write('{"q": "three", "p": "four", "y": 0, "id": 8}\n')
   columns = own_data.Columns(text="q", text_pair="p", label="y")
   examples, pair = own_data.read_text_examples(
-      path, "dev", columns, pair=None, labeled=True, regression=False
+      path, columns, pair=None, labeled=True, regression=False
   )
   assert pair
   assert [(e.guid, e.text_a, e.text_b, e.label) for e in examples] == [
@@ -109,7 +108,7 @@ def test_readers_take_csv_tsv_and_json_lines(tmp_path):
       ("8", "three", "four", "0"),
   ]
   examples, _ = own_data.read_text_examples(
-      path, "dev", columns, pair=True, labeled=True, regression=True
+      path, columns, pair=True, labeled=True, regression=True
   )
   assert [e.label for e in examples] == [1.0, 0.0]
 
@@ -137,7 +136,6 @@ def test_reader_errors_name_the_file_and_line(tmp_path, name, content, message):
   with pytest.raises(InputError, match=message) as raised:
     own_data.read_text_examples(
         str(path),
-        "train",
         own_data.Columns(),
         pair=None,
         labeled=True,
@@ -155,7 +153,6 @@ def test_regression_labels_must_be_numbers(tmp_path):
   with pytest.raises(InputError, match="line 3: 'label' is 'high', not a"):
     own_data.read_text_examples(
         str(path),
-        "train",
         own_data.Columns(),
         pair=None,
         labeled=True,
