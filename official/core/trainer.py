@@ -460,7 +460,9 @@ class Trainer:
 
   def _remove_leftovers(self) -> None:
     """What a run killed during a save left: TensorFlow's staging directory
-    of the checkpoint and temporary state file (never listed, never read)."""
+    of the checkpoint and temporary state file (never listed, never read),
+    and the temporaries of the config files (`atomic_write`)."""
+    atomic_write.remove_stale_temporaries_in(self.model_dir)
     for pattern in ("ckpt-*_temp*", "checkpoint.tmp*"):
       for leftover in tf.io.gfile.glob(os.path.join(self.model_dir, pattern)):
         logging.info("Removing %s, left by an interrupted save", leftover)

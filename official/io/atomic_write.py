@@ -1,9 +1,12 @@
 """Files and directories that appear complete or not at all."""
 
 import contextlib
+import glob
 import os
 import shutil
-from typing import Dict, Iterator, Union
+from typing import Dict, Iterator, List, Union
+
+from absl import logging
 
 
 def write_atomic(path: str, data: Union[str, bytes]) -> None:
@@ -26,7 +29,8 @@ def write_atomic_files(contents: Dict[str, Union[str, bytes]]) -> None:
   written = []
   try:
     for path, data in contents.items():
-      tmp = f"{path}.tmp-{os.getpid()}"
+      remove_stale_temporaries(path)
+      tmp = _temporary(path)
       written.append((tmp, path))
       binary = isinstance(data, bytes)
       with open(tmp, "wb" if binary else "w", **_text(binary)) as f:
@@ -40,6 +44,61 @@ def write_atomic_files(contents: Dict[str, Union[str, bytes]]) -> None:
       with contextlib.suppress(OSError):
         os.remove(tmp)
     raise
+
+
+def _temporary(path: str) -> str:
+  return f"{path.rstrip('/')}.tmp-{os.getpid()}"
+
+
+def stale_temporaries(path: str) -> List[str]:
+  """The temporaries of `path` (`PATH.tmp-PID`) whose writer is gone: a
+  process killed mid-write (kill -9, a lost machine) never removes its own.
+
+  A temporary of this process, or of a process still running on this
+  machine, is not stale.
+  """
+  stale = []
+  for tmp in glob.glob(glob.escape(path.rstrip("/")) + ".tmp-*"):
+    pid = tmp.rsplit(".tmp-", 1)[1]
+    if not pid.isdigit():
+      continue
+    if int(pid) == os.getpid() or _running(int(pid)):
+      continue
+    stale.append(tmp)
+  return sorted(stale)
+
+
+def remove_stale_temporaries(path: str) -> None:
+  """Removes `stale_temporaries(path)`, so a rerun after a crash leaves no
+  trace of it."""
+  for tmp in stale_temporaries(path):
+    logging.info("Removing %s, left by an interrupted write", tmp)
+    if os.path.isdir(tmp):
+      shutil.rmtree(tmp, ignore_errors=True)
+    else:
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(tmp)
+
+
+def remove_stale_temporaries_in(directory: str) -> None:
+  """`remove_stale_temporaries` for every file of `directory`, including
+  those the rerun will not write again."""
+  targets = {
+      tmp.rsplit(".tmp-", 1)[0]
+      for tmp in glob.glob(os.path.join(glob.escape(directory), "*.tmp-*"))
+  }
+  for target in sorted(targets):
+    remove_stale_temporaries(target)
+
+
+def _running(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True  # another user's process
+  return True
 
 
 def _text(binary: bool) -> dict:
@@ -71,7 +130,8 @@ def atomic_file(path: str, mode: str = "w", **open_kwargs) -> Iterator:
   If the block raises, the temporary is removed and `path` is untouched; an
   OSError of the writes themselves (a full disk) names `path`.
   """
-  tmp = f"{path}.tmp-{os.getpid()}"
+  remove_stale_temporaries(path)
+  tmp = _temporary(path)
   try:
     with open(tmp, mode, **open_kwargs) as f:
       with _naming(path):
@@ -93,7 +153,8 @@ def atomic_directory(path: str) -> Iterator[str]:
   """
   if os.path.exists(path):
     raise ValueError(f"{path} exists: choose a new directory or remove it")
-  tmp = f"{path.rstrip('/')}.tmp-{os.getpid()}"
+  remove_stale_temporaries(path)
+  tmp = _temporary(path)
   shutil.rmtree(tmp, ignore_errors=True)
   try:
     os.makedirs(tmp)

@@ -5,6 +5,10 @@ clipping, the optimizer step, gradient accumulation, resume, the model
 directory's config check, evaluation) against numpy.
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -200,3 +204,17 @@ def test_batch_must_split_over_replicas_and_accumulation(tmp_path):
         task=LeastSquaresTask(global_batch_size=6),
         accumulation=4,
     )
+
+
+def test_temporaries_of_a_killed_run_are_gone_after_the_rerun(tmp_path):
+  # A run killed (kill -9) while writing its config files leaves their
+  # temporaries; the rerun removes them whether or not it writes the file.
+  process = subprocess.Popen([sys.executable, "-c", "pass"])
+  process.wait()
+  tmp_path.mkdir(exist_ok=True)
+  for name in ("operative_config.gin", "model_config.json", "other.txt"):
+    (tmp_path / f"{name}.tmp-{process.pid}").write_text("half")
+  _trainer(tmp_path, steps=2).train()
+  names = os.listdir(tmp_path)
+  assert "model_config.json" in names
+  assert not [n for n in names if ".tmp" in n], names
