@@ -13,6 +13,7 @@ import tensorflow_text  # noqa: F401 (registers the ops)
 from albert import REPO_ROOT
 from albert.modeling.config import AlbertConfig
 from albert.serving.hub_encoder_module import HubEncoderModule
+from albert.serving.hub_preprocessing_module import HubPreprocessingModule
 from albert.serving.preprocessor import AlbertPreprocessor
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving.text_serving_module import TextServingModule
@@ -59,7 +60,7 @@ def export(
   with atomic_write.atomic_directory(export_dir) as tmp:
     modules = {
         "encoder": HubEncoderModule(pretrainer, spm_model_file, do_lower_case),
-        "preprocessing": preprocessor,
+        "preprocessing": HubPreprocessingModule(preprocessor),
         "serving": TextServingModule(pretrainer, preprocessor, top_k=top_k),
     }
     for name, module in modules.items():

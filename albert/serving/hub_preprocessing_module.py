@@ -1,0 +1,126 @@
+"""`HubPreprocessingModule`: the `preprocessing` SavedModel, TF Hub style.
+
+TF Hub's BERT-family text preprocessors expose two callables besides their
+signatures, and `hub.KerasLayer` wraps either:
+
+  tokenize(strings [B]) -> int32 ragged [B, (words), (pieces)]
+  bert_pack_inputs([segment, ...], seq_length=N) -> input_word_ids,
+      input_mask, input_type_ids, int32 [B, N]
+
+A "word" here is what SentencePiece starts with its space mark "▁": the
+whole text is encoded at once (exactly as training data was) and the pieces
+are grouped at each mark, so flattening the words gives the same ids as
+`AlbertPreprocessor.tokenize`. `bert_pack_inputs` takes 1 or 2 segments,
+ragged [B, (tokens)] or [B, (words), (pieces)], trims them round-robin to fit
+(as the original `_truncate_seq_pair`), and packs `[CLS] A [SEP] (B [SEP])`.
+`seq_length` is a tensor argument: any length up to the model's position
+table works without retracing.
+"""
+
+from typing import Dict, List, Sequence
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from albert.serving.preprocessor import AlbertPreprocessor
+
+SPACE_MARK = "\u2581"
+MAX_SEGMENTS = 2
+
+
+class HubPreprocessingModule(tf.Module):
+  """The exported preprocessing: TF Hub callables and the fixed signatures.
+
+  Signatures (`seq_length` fixed at export): `serving_default` (text) and
+  `pair` (first, second), as `AlbertPreprocessor`.
+  """
+
+  def __init__(
+      self,
+      preprocessor: AlbertPreprocessor,
+      name: str = "albert_hub_preprocessing",
+  ):
+    super().__init__(name=name)
+    self.preprocessor = preprocessor
+    self.tokenize = tf.function(
+        self._tokenize,
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    self.bert_pack_inputs = tf.function(self._bert_pack_inputs)
+    # Traced now, so that the SavedModel serves every supported input form.
+    for ragged_rank in (1, 2):
+      shape = [None] * (ragged_rank + 1)
+      segment = tf.RaggedTensorSpec(shape, tf.int32, ragged_rank=ragged_rank)
+      for count in range(1, MAX_SEGMENTS + 1):
+        self.bert_pack_inputs.get_concrete_function([segment] * count)
+        self.bert_pack_inputs.get_concrete_function(
+            [segment] * count, tf.TensorSpec([], tf.int32)
+        )
+
+  def _tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """strings [B] -> int32 ragged [B, (words), (pieces)]."""
+    ids = self.preprocessor.tokenize(text)  # [B, (tokens)]
+    flat = ids.flat_values
+    marked = tf.strings.regex_full_match(
+        self.preprocessor.tokenizer.id_to_string(flat), SPACE_MARK + ".*"
+    )
+    # Each text's first piece starts a word even without the mark.
+    rows = ids.value_rowids()
+    position = tf.range(tf.size(flat, tf.int64)) - tf.gather(
+        ids.row_starts(), rows
+    )
+    starts = marked | tf.equal(position, 0)
+    words = tf.RaggedTensor.from_row_starts(
+        flat, tf.where(starts)[:, 0], validate=False
+    )  # [W, (pieces)]
+    words_per_text = tf.math.unsorted_segment_sum(
+        tf.cast(starts, tf.int64), rows, ids.nrows()
+    )
+    return tf.RaggedTensor.from_row_lengths(
+        words, words_per_text, validate=False
+    )
+
+  def _bert_pack_inputs(
+      self, segments: List[tf.RaggedTensor], seq_length=None
+  ) -> Dict[str, tf.Tensor]:
+    """1 or 2 tokenized segments -> packed int32 [B, seq_length] inputs
+    (seq_length: the export's when not given)."""
+    if seq_length is None:
+      seq_length = self.preprocessor.seq_length
+    segments = [
+        s.merge_dims(1, 2) if s.ragged_rank == 2 else s for s in segments
+    ]
+    if not 1 <= len(segments) <= MAX_SEGMENTS:
+      raise ValueError(
+          f"bert_pack_inputs takes 1 or 2 segments, not {len(segments)}"
+      )
+    for other in segments[1:]:
+      tf.debugging.assert_equal(
+          other.nrows(),
+          segments[0].nrows(),
+          message="bert_pack_inputs: segments must hold the same examples",
+      )
+    seq_length = tf.cast(seq_length, tf.int32)
+    tf.debugging.assert_greater_equal(
+        seq_length,
+        len(segments) + 2,
+        message="bert_pack_inputs: seq_length too small for [CLS] and [SEP]s",
+    )
+    budget = seq_length - 1 - len(segments)
+    trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
+    p = self.preprocessor
+    ids, type_ids = tf_text.combine_segments(
+        trimmed, start_of_sequence_id=p.cls_id, end_of_segment_id=p.sep_id
+    )
+    word_ids, mask = tf_text.pad_model_inputs(
+        ids, seq_length, pad_value=p.pad_id
+    )
+    type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
+    return {
+        "input_word_ids": tf.cast(word_ids, tf.int32),
+        "input_mask": tf.cast(mask, tf.int32),
+        "input_type_ids": tf.cast(type_ids, tf.int32),
+    }
+
+  def signatures(self) -> Dict[str, Sequence]:
+    return self.preprocessor.signatures()
