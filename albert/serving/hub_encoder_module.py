@@ -11,10 +11,19 @@ from albert import features
 from albert.modeling.pretrainer import AlbertPretrainer
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
+_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
 class HubEncoderModule(tf.Module):
   """Serves a trained `AlbertPretrainer` on token ids.
+
+  A Reusable SavedModel (the TF Hub convention `hub.KerasLayer(encoder,
+  trainable=True)` fine-tunes): `__call__(inputs, training=False)` on the
+  dict of int32 [B, T] `input_word_ids`, `input_mask`, `input_type_ids`
+  returns `pooled_output` [B, H], `sequence_output` [B, T, H] and
+  `encoder_outputs`, a list of every block's [B, T, H] output; `variables`,
+  `trainable_variables` (the encoder's) and `regularization_losses` (none:
+  ALBERT uses no weight penalty in the model) are saved with it.
 
   TF2 hub-style signatures (tensorflow/models, keras-hub names):
     serving_default(input_word_ids, input_mask, input_type_ids: int32 [B, T])
@@ -36,6 +45,12 @@ class HubEncoderModule(tf.Module):
   are served by the TF2 `mlm` signature above.
   """
 
+  # Plain attributes in the SavedModel (tf.Module has read-only properties
+  # of these names), as the Reusable SavedModel interface asks.
+  variables = None
+  trainable_variables = None
+  regularization_losses = None
+
   def __init__(
       self,
       pretrainer: AlbertPretrainer,
@@ -50,6 +65,23 @@ class HubEncoderModule(tf.Module):
     self.vocab_file = (
         tf.saved_model.Asset(spm_model_file) if spm_model_file else None
     )
+    self.variables = list(self.encoder.variables)
+    self.trainable_variables = list(self.encoder.trainable_variables)
+    self.regularization_losses = []
+    self.__call__ = tf.function(self._reusable_call)
+    inputs = {name: _IDS for name in _INPUT_NAMES}
+    for training in (False, True):
+      self.__call__.get_concrete_function(inputs, training=training)
+
+  def _reusable_call(self, inputs, training=False):
+    outputs = self.encoder(
+        {name: inputs[name] for name in _INPUT_NAMES}, training=training
+    )
+    return {
+        "pooled_output": outputs["pooled_output"],
+        "sequence_output": outputs["sequence_output"],
+        "encoder_outputs": list(outputs["encoder_outputs"]),
+    }
 
   def _outputs(self, input_word_ids, input_mask, input_type_ids):
     return self.encoder(
