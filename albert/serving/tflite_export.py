@@ -1,0 +1,86 @@
+"""TFLite flatbuffers of the encoder and of fine-tuned classifiers.
+
+Token ids in (tokenisation stays outside: TF-Text's SentencePiece op has no
+TFLite kernel), a fixed `seq_length`, batch dimension free. Two precisions:
+`float32`, and `dynamic_int8` (TFLite's dynamic-range quantisation: int8
+weights, float activations; `tf.lite.Optimize.DEFAULT` without a
+representative dataset).
+
+The model is saved as a SavedModel with one `serving_default` signature
+and converted with `tf.lite.TFLiteConverter.from_saved_model`, so the
+flatbuffer has a signature runner named `serving_default` taking
+`input_word_ids`, `input_mask`, `input_type_ids`.
+"""
+
+import os
+import tempfile
+from typing import Callable, Dict
+
+import tensorflow as tf
+
+from official.io import atomic_write
+
+PRECISIONS = ("float32", "dynamic_int8")
+_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+class _Signature(tf.Module):
+  """One function of the three inputs, as the converter's SavedModel."""
+
+  def __init__(self, model, outputs: Callable, seq_length: int):
+    super().__init__(name="tflite_export")
+    self.model = model
+    spec = tf.TensorSpec([None, seq_length], tf.int32)
+    self._outputs = outputs
+    self.serve = tf.function(
+        self._serve,
+        input_signature=[
+            tf.TensorSpec(spec.shape, tf.int32, name=n) for n in _INPUTS
+        ],
+    )
+
+  def _serve(self, input_word_ids, input_mask, input_type_ids):
+    inputs = {
+        "input_word_ids": input_word_ids,
+        "input_mask": input_mask,
+        "input_type_ids": input_type_ids,
+    }
+    return self._outputs(self.model, inputs)
+
+
+def encoder_outputs(encoder, inputs) -> Dict[str, tf.Tensor]:
+  outputs = encoder(inputs, training=False)
+  return {
+      "pooled_output": outputs["pooled_output"],
+      "sequence_output": outputs["sequence_output"],
+  }
+
+
+def classifier_outputs(classifier, inputs) -> Dict[str, tf.Tensor]:
+  logits = classifier(inputs, training=False)["logits"]
+  return {"logits": logits, "probabilities": tf.nn.softmax(logits, -1)}
+
+
+def convert(
+    model, outputs: Callable, *, seq_length: int, precision: str
+) -> bytes:
+  """The TFLite flatbuffer of `outputs(model, inputs)`."""
+  if precision not in PRECISIONS:
+    raise ValueError(f"precision={precision!r} is not one of {PRECISIONS}")
+  module = _Signature(model, outputs, seq_length)
+  with tempfile.TemporaryDirectory() as tmp:
+    tf.saved_model.save(
+        module, tmp, signatures={"serving_default": module.serve}
+    )
+    converter = tf.lite.TFLiteConverter.from_saved_model(tmp)
+    if precision == "dynamic_int8":
+      converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    return converter.convert()
+
+
+def write(path: str, flatbuffer: bytes) -> None:
+  """Writes the flatbuffer atomically (the directory must exist)."""
+  directory = os.path.dirname(os.path.abspath(path))
+  if not os.path.isdir(directory):
+    raise ValueError(f"directory {directory} does not exist")
+  atomic_write.write_atomic(path, flatbuffer)
