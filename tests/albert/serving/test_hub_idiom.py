@@ -11,7 +11,6 @@ import pytest
 
 from tests import helpers
 from tests.albert.serving.test_export import _export
-from tests.albert.serving.test_export import model_dir  # noqa: F401 (fixture)
 
 pytest.importorskip("tensorflow_hub")
 
