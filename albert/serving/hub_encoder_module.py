@@ -25,11 +25,15 @@ class HubEncoderModule(tf.Module):
   `trainable_variables` (the encoder's) and `regularization_losses` (none:
   ALBERT uses no weight penalty in the model) are saved with it.
 
+  `mlm`, as TF Hub's BERT-family encoders have it, is callable the same
+  way on the dict plus int32 [B, P] `masked_lm_positions` and returns those
+  outputs plus `mlm_logits` [B, P, V] and `sentence_order_logits` [B, 2].
+
   TF2 hub-style signatures (tensorflow/models, keras-hub names):
     serving_default(input_word_ids, input_mask, input_type_ids: int32 [B, T])
       -> pooled_output [B, H], sequence_output [B, T, H], default (= pooled),
-         encoder_outputs [num_blocks, B, T, H] (every block's output, stacked
-         because a signature returns tensors, not lists).
+         stacked_encoder_outputs [num_blocks, B, T, H] (the list above,
+         stacked: a signature returns tensors, not lists).
     mlm(... , masked_lm_positions: int32 [B, P]) -> mlm_logits [B, P, V],
          sentence_order_logits [B, 2], pooled_output, sequence_output.
 
@@ -69,19 +73,13 @@ class HubEncoderModule(tf.Module):
     self.trainable_variables = list(self.encoder.trainable_variables)
     self.regularization_losses = []
     self.__call__ = tf.function(self._reusable_call)
+    self.mlm = _MaskedLm(pretrainer)
     inputs = {name: _IDS for name in _INPUT_NAMES}
     for training in (False, True):
       self.__call__.get_concrete_function(inputs, training=training)
 
   def _reusable_call(self, inputs, training=False):
-    outputs = self.encoder(
-        {name: inputs[name] for name in _INPUT_NAMES}, training=training
-    )
-    return {
-        "pooled_output": outputs["pooled_output"],
-        "sequence_output": outputs["sequence_output"],
-        "encoder_outputs": list(outputs["encoder_outputs"]),
-    }
+    return _encoder_dict(self.encoder(_inputs(inputs), training=training))
 
   def _outputs(self, input_word_ids, input_mask, input_type_ids):
     return self.encoder(
@@ -100,11 +98,11 @@ class HubEncoderModule(tf.Module):
         "pooled_output": outputs["pooled_output"],
         "sequence_output": outputs["sequence_output"],
         "default": outputs["pooled_output"],
-        "encoder_outputs": tf.stack(outputs["encoder_outputs"], axis=0),
+        "stacked_encoder_outputs": tf.stack(outputs["encoder_outputs"], axis=0),
     }
 
   @tf.function(input_signature=[_IDS, _IDS, _IDS, _IDS])
-  def mlm(
+  def mlm_signature(
       self, input_word_ids, input_mask, input_type_ids, masked_lm_positions
   ):
     outputs = self.pretrainer(
@@ -166,10 +164,48 @@ class HubEncoderModule(tf.Module):
   def signatures(self):
     signatures = {
         "serving_default": self.encode,
-        "mlm": self.mlm,
+        "mlm": self.mlm_signature,
         "tokens": self.tokens,
         "sop": self.sop,
     }
     if self.vocab_file is not None:
       signatures["tokenization_info"] = self.tokenization_info
     return signatures
+
+
+def _inputs(inputs) -> dict:
+  return {name: inputs[name] for name in _INPUT_NAMES}
+
+
+def _encoder_dict(outputs) -> dict:
+  return {
+      "pooled_output": outputs["pooled_output"],
+      "sequence_output": outputs["sequence_output"],
+      "encoder_outputs": list(outputs["encoder_outputs"]),
+  }
+
+
+class _MaskedLm(tf.Module):
+  """`encoder.mlm`: the encoder outputs plus the pretraining heads' logits
+  at `masked_lm_positions`."""
+
+  def __init__(self, pretrainer: AlbertPretrainer):
+    super().__init__(name="mlm")
+    self._pretrainer = pretrainer
+    self.__call__ = tf.function(self._call)
+    inputs = {name: _IDS for name in _INPUT_NAMES + ("masked_lm_positions",)}
+    for training in (False, True):
+      self.__call__.get_concrete_function(inputs, training=training)
+
+  def _call(self, inputs, training=False):
+    pretrainer = self._pretrainer
+    outputs = pretrainer.encoder(_inputs(inputs), training=training)
+    return {
+        **_encoder_dict(outputs),
+        "mlm_logits": pretrainer.masked_lm(
+            outputs["sequence_output"], inputs["masked_lm_positions"]
+        ),
+        "sentence_order_logits": pretrainer.sentence_order(
+            outputs["pooled_output"]
+        ),
+    }

@@ -4,6 +4,8 @@ TF Hub's BERT-family text preprocessors expose two callables besides their
 signatures, and `hub.KerasLayer` wraps either:
 
   tokenize(strings [B]) -> int32 ragged [B, (words), (pieces)]
+  tokenize.get_special_tokens_dict() -> vocab_size, start_of_sequence_id,
+      end_of_segment_id, padding_id, mask_id (int32 scalars)
   bert_pack_inputs([segment, ...], seq_length=N) -> input_word_ids,
       input_mask, input_type_ids, int32 [B, N]
 
@@ -20,7 +22,6 @@ table works without retracing.
 from typing import Dict, List, Sequence
 
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from albert.serving.preprocessor import AlbertPreprocessor
 
@@ -42,10 +43,9 @@ class HubPreprocessingModule(tf.Module):
   ):
     super().__init__(name=name)
     self.preprocessor = preprocessor
-    self.tokenize = tf.function(
-        self._tokenize,
-        input_signature=[tf.TensorSpec([None], tf.string)],
-    )
+    self.tokenize = _Tokenize(preprocessor)
+    # Flat pieces [B, (tokens)], as before the word grouping.
+    self.tokenize_text = preprocessor.tokenize_text
     self.bert_pack_inputs = tf.function(self._bert_pack_inputs)
     # Traced now, so that the SavedModel serves every supported input form.
     for ragged_rank in (1, 2):
@@ -56,29 +56,6 @@ class HubPreprocessingModule(tf.Module):
         self.bert_pack_inputs.get_concrete_function(
             [segment] * count, tf.TensorSpec([], tf.int32)
         )
-
-  def _tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
-    """strings [B] -> int32 ragged [B, (words), (pieces)]."""
-    ids = self.preprocessor.tokenize(text)  # [B, (tokens)]
-    flat = ids.flat_values
-    marked = tf.strings.regex_full_match(
-        self.preprocessor.tokenizer.id_to_string(flat), SPACE_MARK + ".*"
-    )
-    # Each text's first piece starts a word even without the mark.
-    rows = ids.value_rowids()
-    position = tf.range(tf.size(flat, tf.int64)) - tf.gather(
-        ids.row_starts(), rows
-    )
-    starts = marked | tf.equal(position, 0)
-    words = tf.RaggedTensor.from_row_starts(
-        flat, tf.where(starts)[:, 0], validate=False
-    )  # [W, (pieces)]
-    words_per_text = tf.math.unsorted_segment_sum(
-        tf.cast(starts, tf.int64), rows, ids.nrows()
-    )
-    return tf.RaggedTensor.from_row_lengths(
-        words, words_per_text, validate=False
-    )
 
   def _bert_pack_inputs(
       self, segments: List[tf.RaggedTensor], seq_length=None
@@ -106,21 +83,56 @@ class HubPreprocessingModule(tf.Module):
         len(segments) + 2,
         message="bert_pack_inputs: seq_length too small for [CLS] and [SEP]s",
     )
-    budget = seq_length - 1 - len(segments)
-    trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
-    p = self.preprocessor
-    ids, type_ids = tf_text.combine_segments(
-        trimmed, start_of_sequence_id=p.cls_id, end_of_segment_id=p.sep_id
-    )
-    word_ids, mask = tf_text.pad_model_inputs(
-        ids, seq_length, pad_value=p.pad_id
-    )
-    type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
-    return {
-        "input_word_ids": tf.cast(word_ids, tf.int32),
-        "input_mask": tf.cast(mask, tf.int32),
-        "input_type_ids": tf.cast(type_ids, tf.int32),
-    }
+    return self.preprocessor.pack(segments, seq_length)
 
   def signatures(self) -> Dict[str, Sequence]:
     return self.preprocessor.signatures()
+
+
+class _Tokenize(tf.Module):
+  """`tokenize`: callable on strings [B], with `get_special_tokens_dict`."""
+
+  def __init__(self, preprocessor: AlbertPreprocessor):
+    super().__init__(name="tokenize")
+    self._preprocessor = preprocessor
+    self.__call__ = tf.function(
+        self._word_pieces,
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+
+  def _word_pieces(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """strings [B] -> int32 ragged [B, (words), (pieces)]."""
+    ids = self._preprocessor.tokenize(text)  # [B, (tokens)]
+    flat = ids.flat_values
+    marked = tf.strings.regex_full_match(
+        self._preprocessor.tokenizer.id_to_string(flat), SPACE_MARK + ".*"
+    )
+    # Each text's first piece starts a word even without the mark.
+    rows = ids.value_rowids()
+    position = tf.range(tf.size(flat, tf.int64)) - tf.gather(
+        ids.row_starts(), rows
+    )
+    starts = marked | tf.equal(position, 0)
+    words = tf.RaggedTensor.from_row_starts(
+        flat, tf.where(starts)[:, 0], validate=False
+    )  # [W, (pieces)]
+    words_per_text = tf.math.unsorted_segment_sum(
+        tf.cast(starts, tf.int64), rows, ids.nrows()
+    )
+    return tf.RaggedTensor.from_row_lengths(
+        words, words_per_text, validate=False
+    )
+
+  @tf.function(input_signature=[])
+  def get_special_tokens_dict(self) -> Dict[str, tf.Tensor]:
+    """The ids `bert_pack_inputs` and masked-LM callers need, as TF Hub's
+    BERT preprocessors give them."""
+    p = self._preprocessor
+    ids = {
+        "vocab_size": p.tokenizer.vocab_size(),
+        "start_of_sequence_id": p.cls_id,
+        "end_of_segment_id": p.sep_id,
+        "padding_id": p.pad_id,
+        "mask_id": p.mask_id,
+    }
+    return {k: tf.cast(v, tf.int32) for k, v in ids.items()}

@@ -151,33 +151,40 @@ class AlbertPreprocessor(tf.Module):
     merged = parts.with_flat_values(tokens).merge_dims(1, 2)  # [B, (tokens)]
     return merged[:, :-1]
 
-  def pack(self, segments: List[tf.RaggedTensor]) -> Dict[str, tf.Tensor]:
-    """[CLS] A [SEP] (B [SEP]), truncated and padded to `seq_length`.
+  def pack(
+      self, segments: List[tf.RaggedTensor], seq_length=None
+  ) -> Dict[str, tf.Tensor]:
+    """[CLS] A [SEP] (B [SEP]), trimmed round-robin and padded to
+    `seq_length` (an int or int32 scalar tensor; default `self.seq_length`).
 
     Returns:
       int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
     """
-    budget = self.seq_length - 1 - len(segments)
+    if seq_length is None:
+      seq_length = self.seq_length
+    budget = seq_length - 1 - len(segments)
     trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
-    return self.pack_trimmed(trimmed)
+    return self.pack_trimmed(trimmed, seq_length)
 
   def pack_trimmed(
-      self, segments: List[tf.RaggedTensor]
+      self, segments: List[tf.RaggedTensor], seq_length=None
   ) -> Dict[str, tf.Tensor]:
     """`pack` for segments already trimmed to fit (tasks with their own rule).
 
     Returns:
       int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
     """
+    if seq_length is None:
+      seq_length = self.seq_length
     ids, type_ids = tf_text.combine_segments(
         segments,
         start_of_sequence_id=self.cls_id,
         end_of_segment_id=self.sep_id,
     )
     word_ids, mask = tf_text.pad_model_inputs(
-        ids, self.seq_length, pad_value=self.pad_id
+        ids, seq_length, pad_value=self.pad_id
     )
-    type_ids, _ = tf_text.pad_model_inputs(type_ids, self.seq_length)
+    type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
     return {
         "input_word_ids": tf.cast(word_ids, tf.int32),
         "input_mask": tf.cast(mask, tf.int32),

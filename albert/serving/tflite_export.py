@@ -57,8 +57,14 @@ def encoder_outputs(encoder, inputs) -> Dict[str, tf.Tensor]:
 
 
 def classifier_outputs(classifier, inputs) -> Dict[str, tf.Tensor]:
+  """Class logits and probabilities: [B, K] (or [B, T, K] per token)."""
   logits = classifier(inputs, training=False)["logits"]
   return {"logits": logits, "probabilities": tf.nn.softmax(logits, -1)}
+
+
+def regression_outputs(regressor, inputs) -> Dict[str, tf.Tensor]:
+  """The regression score [B]."""
+  return {"score": regressor(inputs, training=False)["logits"][:, 0]}
 
 
 def convert(

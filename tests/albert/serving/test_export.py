@@ -7,13 +7,15 @@ import sys
 
 import numpy as np
 import pytest
+import sentencepiece as spm
 import tensorflow as tf
 
 from albert.serving.preprocessor import AlbertPreprocessor
+from tests.albert.serving.conftest import SEQ
+from tests.albert.serving.conftest import export_model
 from tests.helpers import REPO, ENV
 from tests import helpers
 
-SEQ = 24
 TEXTS = [
     "The function returns a list.",
     "Café déjà vu — naïve Ångström!",
@@ -24,40 +26,6 @@ TEXTS = [
     "ﬁnance ½ a¨b",
     "Thai: กั้น; Hindi: हिन्दी; Korean: 한국어",
 ]
-
-
-def _export(model_dir, spm_model, out, *flags):
-  """`python -m albert.run_export` of the fixture's ckpt-1 into out."""
-  run = subprocess.run(
-      [
-          sys.executable,
-          "-m",
-          "albert.run_export",
-          f"--model_dir={model_dir}",
-          f"--checkpoint={model_dir}/ckpt-1",
-          f"--spm_model_file={spm_model}",
-          f"--export_dir={out}",
-          f"--seq_length={SEQ}",
-          *flags,
-      ],
-      cwd=REPO,
-      env=ENV,
-      capture_output=True,
-      text=True,
-      timeout=600,
-  )
-  assert run.returncode == 0, run.stderr[-3000:]
-  return out
-
-
-@pytest.fixture(scope="module")
-def export_dir(model_dir, spm_model, tmp_path_factory):
-  return _export(
-      model_dir[0],
-      spm_model,
-      tmp_path_factory.mktemp("exports") / "albert",
-      "--top_k=3",
-  )
 
 
 def test_layout_and_no_leftovers(export_dir):
@@ -93,6 +61,15 @@ out["encoder"] = {k: v.numpy().tolist() for k, v in encoded.items()}
 positions = tf.constant([[1, 2]] * len(texts))
 mlm = enc.signatures["mlm"](masked_lm_positions=positions, **inputs)
 out["mlm_logits"] = mlm["mlm_logits"].numpy().tolist()
+# The TF Hub callables: the encoder and its `mlm` on a dict of inputs.
+called = enc(dict(inputs), training=False)
+out["called_blocks"] = [t.numpy().tolist() for t in called["encoder_outputs"]]
+out["called_pooled"] = called["pooled_output"].numpy().tolist()
+mlm_called = enc.mlm(dict(inputs, masked_lm_positions=positions))
+out["mlm_called"] = mlm_called["mlm_logits"].numpy().tolist()
+out["mlm_called_blocks"] = len(mlm_called["encoder_outputs"])
+out["special"] = {
+    k: int(v) for k, v in pre.tokenize.get_special_tokens_dict().items()}
 original = {"input_ids": inputs["input_word_ids"],
             "input_mask": inputs["input_mask"],
             "segment_ids": inputs["input_type_ids"]}
@@ -237,19 +214,38 @@ def test_encoder_outputs_equal_the_keras_model(fresh, model_dir):
       want["sequence_output"].numpy(),
       atol=1e-5,
   )
-  assert np.array(fresh["encoder"]["encoder_outputs"]).shape == (
-      2,
-      len(TEXTS),
-      SEQ,
-      32,
+  stacked = np.array(fresh["encoder"]["stacked_encoder_outputs"])
+  assert stacked.shape == (2, len(TEXTS), SEQ, 32)
+  assert "encoder_outputs" not in fresh["encoder"]  # a list: not a signature's
+  # Called as TF Hub calls it: encoder_outputs is a list, one per block.
+  assert len(fresh["called_blocks"]) == 2
+  for block, got, stacked_block in zip(
+      want["encoder_outputs"], fresh["called_blocks"], stacked
+  ):
+    np.testing.assert_allclose(got, block.numpy(), atol=1e-5)
+    np.testing.assert_allclose(stacked_block, block.numpy(), atol=1e-5)
+  np.testing.assert_allclose(
+      fresh["called_pooled"], want["pooled_output"].numpy(), atol=1e-5
   )
   np.testing.assert_allclose(
       fresh["served_pooled"], want["pooled_output"].numpy(), atol=1e-5
   )
   inputs["masked_lm_positions"] = tf.constant([[1, 2]] * len(TEXTS))
-  np.testing.assert_allclose(
-      fresh["mlm_logits"], pretrainer(inputs)["mlm_logits"].numpy(), atol=1e-4
-  )
+  want_mlm = pretrainer(inputs)["mlm_logits"].numpy()
+  np.testing.assert_allclose(fresh["mlm_logits"], want_mlm, atol=1e-4)
+  np.testing.assert_allclose(fresh["mlm_called"], want_mlm, atol=1e-4)
+  assert fresh["mlm_called_blocks"] == 2
+
+
+def test_special_tokens_dict_names_the_sentencepiece_ids(fresh, spm_model):
+  processor = spm.SentencePieceProcessor(model_file=str(spm_model))
+  assert fresh["special"] == {
+      "vocab_size": processor.get_piece_size(),
+      "start_of_sequence_id": processor.piece_to_id("[CLS]"),
+      "end_of_segment_id": processor.piece_to_id("[SEP]"),
+      "padding_id": processor.piece_to_id("<pad>"),
+      "mask_id": processor.piece_to_id("[MASK]"),
+  }
 
 
 def test_original_hub_signatures(fresh, model_dir, export_dir, spm_model):
@@ -402,7 +398,7 @@ print(json.dumps(out))
 def test_bfloat16_export_serves_float32_outputs_close_to_float32(
     model_dir, spm_model, export_dir, tmp_path
 ):
-  out = _export(
+  out = export_model(
       model_dir[0], spm_model, tmp_path / "bf16", "--precision=bfloat16"
   )
   texts = [t for t in TEXTS if t.strip()]

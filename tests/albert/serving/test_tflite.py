@@ -1,39 +1,44 @@
 """`python -m albert.export_tflite`: the TFLite interpreter against the
-SavedModels, for the encoder and a fine-tuned classifier, float32 and
-dynamic-range int8."""
+SavedModels, for the encoder (float32 and dynamic-range int8), the
+regression and token-classification heads, and the one-line errors. A
+fine-tuned classifier against its SavedModel: tests/albert/tasks/
+test_text_classification.py (it has one trained)."""
 
 import os
+import types
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from albert import finetuning
+from albert import export_tflite
+from albert.modeling.encoder import AlbertEncoder
+from albert.serving import tflite_export
+from albert.tasks.classifier_model import AlbertClassifier
+from albert.tasks.multiple_choice_model import AlbertMultipleChoice
+from albert.tasks.token_classification_task import AlbertTokenClassifier
 from tests import helpers
-from tests.albert.serving.test_export import _export
-from tests.albert.tasks import finetune_helpers
-from tests.albert.tasks.test_text_classification import TRAIN
-from tests.albert.tasks.test_text_classification import write_own_csv
 
 _INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-def _tflite(args):
+def run_export_tflite(args):
+  """`python -m albert.export_tflite ARGS`, which must succeed."""
   run = helpers.run(["-m", "albert.export_tflite", *args], timeout=600)
   assert run.returncode == 0, run.stderr[-3000:]
 
 
-def _runner(path):
+def tflite_runner(path):
+  """The `serving_default` signature runner of a .tflite file."""
   with open(path, "rb") as f:
     interpreter = tf.lite.Interpreter(model_content=f.read())
   return interpreter.get_signature_runner("serving_default")
 
 
 def test_encoder_float32_and_int8_match_the_saved_model(
-    model_dir, spm_model, tmp_path
+    model_dir, export_dir, tmp_path
 ):
-  root, pretrainer = model_dir
-  export_dir = tmp_path / "export"
-  _export(root, spm_model, export_dir)
+  root, _ = model_dir
   encoder = tf.saved_model.load(str(export_dir / "encoder"))
   rng = np.random.default_rng(0)
   seq = 24
@@ -49,7 +54,7 @@ def test_encoder_float32_and_int8_match_the_saved_model(
   sizes = {}
   for precision in ("float32", "dynamic_int8"):
     path = str(tmp_path / f"encoder_{precision}.tflite")
-    _tflite(
+    run_export_tflite(
         [
             f"--model_dir={root}",
             f"--checkpoint={root}/ckpt-1",
@@ -59,7 +64,7 @@ def test_encoder_float32_and_int8_match_the_saved_model(
         ]
     )
     sizes[precision] = os.path.getsize(path)
-    got = _runner(path)(**inputs)
+    got = tflite_runner(path)(**inputs)
     for name in ("pooled_output", "sequence_output"):
       error = np.abs(got[name] - want[name].numpy()).max()
       if precision == "float32":
@@ -69,67 +74,73 @@ def test_encoder_float32_and_int8_match_the_saved_model(
   assert sizes["dynamic_int8"] < 0.5 * sizes["float32"]
 
 
-def test_fine_tuned_classifier_agrees_with_its_saved_model(tmp_path, spm_model):
-  data_dir = str(tmp_path / "mydata")
-  write_own_csv(data_dir, n_train=200, n_dev=120, n_test=2)
-  init = finetune_helpers.init_checkpoint(tmp_path / "init")
-  model_dir = str(tmp_path / "model")
-  gin_file = "gin/finetune/text_classification.gin"
-  common = dict(
-      model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model
+def _packed(rng, batch, seq, vocab):
+  ids = rng.integers(5, vocab, (batch, seq)).astype(np.int32)
+  mask = np.ones_like(ids)
+  mask[0, seq // 2 :] = 0
+  return dict(
+      input_word_ids=ids, input_mask=mask, input_type_ids=np.zeros_like(ids)
   )
-  finetune_helpers.finetune(
-      "train", gin_file, TRAIN, init_checkpoint=init, **common
+
+
+@pytest.mark.parametrize("kind", ["regression", "token"])
+def test_regression_and_token_heads_convert(kind, tmp_path):
+  tf.random.set_seed(5)
+  config = helpers.tiny_config()
+  encoder = AlbertEncoder.from_config_object(config)
+  if kind == "regression":
+    model = AlbertClassifier(encoder, num_classes=1)
+  else:
+    model = AlbertTokenClassifier(encoder, num_classes=5)
+  model(model.dummy_inputs())
+  task = types.SimpleNamespace(is_regression=kind == "regression")
+  outputs = export_tflite.finetuned_outputs(task, model)
+  flatbuffer = tflite_export.convert(
+      model, outputs, seq_length=12, precision="float32"
   )
-  export_dir = str(tmp_path / "export")
-  finetune_helpers.finetune(
-      "export", gin_file, TRAIN, export_dir=export_dir, **common
-  )
-  # The held-out (dev) examples as the classifier's packed inputs.
-  task = finetuning.build_task(
-      gin_file=[gin_file],
-      gin_param=finetune_helpers.TINY_GIN + TRAIN,
-      data_dir=data_dir,
-      spm_model_file=spm_model,
-  )
-  task.use_model_dir(model_dir)
-  features = list(task.featurize(task.read_examples("dev"), training=False))
-  served = tf.saved_model.load(export_dir).signatures["tf_example"]
-  records = [
-      tf.train.Example(
-          features=tf.train.Features(
-              feature={
-                  original: tf.train.Feature(
-                      int64_list=tf.train.Int64List(value=f[ours])
-                  )
-                  for original, ours in zip(
-                      ("input_ids", "input_mask", "segment_ids"), _INPUTS
-                  )
-              }
-          )
-      ).SerializeToString()
-      for f in features
-  ]
-  want = served(examples=tf.constant(records))["probabilities"].numpy()
-  gin_args = [
-      f"--gin_file={gin_file}",
-      *(f"--gin_param={p}" for p in finetune_helpers.TINY_GIN + TRAIN),
-      f"--model_dir={model_dir}",
-  ]
-  for precision in ("float32", "dynamic_int8"):
-    path = str(tmp_path / f"classifier_{precision}.tflite")
-    _tflite(gin_args + [f"--output={path}", f"--precision={precision}"])
-    runner = _runner(path)
-    got = np.concatenate(
-        [
-            runner(**{k: f[k][None].astype(np.int32) for k in _INPUTS})[
-                "probabilities"
-            ]
-            for f in features
-        ]
+  path = str(tmp_path / "model.tflite")
+  tflite_export.write(path, flatbuffer)
+  inputs = _packed(np.random.default_rng(1), 3, 12, config.vocab_size)
+  got = tflite_runner(path)(**inputs)
+  logits = model(inputs, training=False)["logits"].numpy()
+  if kind == "regression":
+    assert sorted(got) == ["score"]
+    np.testing.assert_allclose(got["score"], logits[:, 0], atol=1e-5)
+  else:
+    assert got["logits"].shape == (3, 12, 5)
+    np.testing.assert_allclose(got["logits"], logits, atol=1e-5)
+    np.testing.assert_allclose(got["probabilities"].sum(-1), 1.0, atol=1e-5)
+
+
+def test_multiple_choice_and_span_models_are_refused():
+  encoder = AlbertEncoder.from_config_object(helpers.tiny_config())
+  race = types.SimpleNamespace()
+  with pytest.raises(ValueError, match="serve this one as a SavedModel"):
+    export_tflite.finetuned_outputs(
+        race, AlbertMultipleChoice(encoder, num_classes=1)
     )
-    if precision == "float32":
-      np.testing.assert_allclose(got, want, atol=1e-4)
-    else:
-      agreement = np.mean(got.argmax(-1) == want.argmax(-1))
-      assert agreement >= 0.98, agreement
+  with pytest.raises(ValueError, match="not a classification"):
+    export_tflite.finetuned_outputs(race, encoder)
+
+
+def _export_error(args):
+  run = helpers.run(["-m", "albert.export_tflite", *args], timeout=300)
+  assert run.returncode == 1, run.stderr[-2000:]
+  assert "Traceback" not in run.stderr
+  return run.stderr.strip().splitlines()[-1]
+
+
+def test_bad_input_is_one_line_and_writes_nothing(model_dir, tmp_path):
+  root, _ = model_dir
+  output = tmp_path / "out" / "encoder.tflite"
+  last = _export_error([f"--model_dir={root}", f"--output={output}"])
+  assert last.startswith("export_tflite: error: --output="), last
+  assert "does not exist" in last, last
+  output = tmp_path / "encoder.tflite"
+  last = _export_error([f"--model_dir={tmp_path}/none", f"--output={output}"])
+  assert "--model_dir=" in last and "does not exist" in last, last
+  last = _export_error(
+      [f"--model_dir={root}", f"--output={output}", "--seq_length=65"]
+  )
+  assert "--seq_length=65: the model takes 2 to 64 tokens" in last, last
+  assert os.listdir(tmp_path) == []

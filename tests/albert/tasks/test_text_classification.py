@@ -15,6 +15,8 @@ from albert import finetuning
 from albert.tasks import glue_metrics
 from albert.tasks import own_data
 from official.core.errors import InputError
+from tests.albert.serving.test_tflite import run_export_tflite
+from tests.albert.serving.test_tflite import tflite_runner
 from tests.albert.tasks import finetune_helpers as helpers
 
 FILLER = (
@@ -173,7 +175,7 @@ def test_csv_classification_trains_predicts_and_serves_label_names(
     tmp_path, spm_model
 ):
   data_dir = str(tmp_path / "mydata")
-  test_labels = write_own_csv(data_dir)
+  test_labels = write_own_csv(data_dir, n_dev=120)
   init = helpers.init_checkpoint(tmp_path / "init")
   model_dir = str(tmp_path / "model")
   common = dict(
@@ -225,6 +227,7 @@ def test_csv_classification_trains_predicts_and_serves_label_names(
   out = helpers.call_saved_model(export_dir, {"text": sentences})
   assert out["label"] == ["science", "politics", "sports"]
   np.testing.assert_allclose(np.sum(out["probabilities"], -1), 1.0, rtol=1e-5)
+  _assert_tflite_agrees(tmp_path, gin_file, common, export_dir)
 
   # A rerun with another label list is refused before anything changes.
   with pytest.raises(InputError, match="trained on labels"):
@@ -234,6 +237,65 @@ def test_csv_classification_trains_predicts_and_serves_label_names(
         TRAIN + ["TextClassificationTask.labels = ['a', 'b']"],
         **common,
     )
+
+
+_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def _assert_tflite_agrees(tmp_path, gin_file, common, export_dir):
+  """`python -m albert.export_tflite` of the classifier: float32
+  probabilities within 1e-4 of its SavedModel's on the held-out (dev)
+  examples, the int8 model's classes the same on at least 98% of them."""
+  task = finetuning.build_task(
+      gin_file=[gin_file],
+      gin_param=helpers.TINY_GIN + TRAIN,
+      data_dir=common["data_dir"],
+      spm_model_file=common["spm_model_file"],
+  )
+  task.use_model_dir(common["model_dir"])
+  features = list(task.featurize(task.read_examples("dev"), training=False))
+  assert len(features) == 120
+  records = [
+      tf.train.Example(
+          features=tf.train.Features(
+              feature={
+                  original: tf.train.Feature(
+                      int64_list=tf.train.Int64List(value=f[ours])
+                  )
+                  for original, ours in zip(
+                      ("input_ids", "input_mask", "segment_ids"), _INPUTS
+                  )
+              }
+          )
+      ).SerializeToString()
+      for f in features
+  ]
+  served = tf.saved_model.load(export_dir).signatures["tf_example"]
+  want = served(examples=tf.constant(records))["probabilities"].numpy()
+  gin_args = [
+      f"--gin_file={gin_file}",
+      *(f"--gin_param={p}" for p in helpers.TINY_GIN + TRAIN),
+      f"--model_dir={common['model_dir']}",
+  ]
+  for precision in ("float32", "dynamic_int8"):
+    path = str(tmp_path / f"classifier_{precision}.tflite")
+    run_export_tflite(
+        gin_args + [f"--output={path}", f"--precision={precision}"]
+    )
+    runner = tflite_runner(path)
+    got = np.concatenate(
+        [
+            runner(**{k: f[k][None].astype(np.int32) for k in _INPUTS})[
+                "probabilities"
+            ]
+            for f in features
+        ]
+    )
+    if precision == "float32":
+      np.testing.assert_allclose(got, want, atol=1e-4)
+    else:
+      agreement = np.mean(got.argmax(-1) == want.argmax(-1))
+      assert agreement >= 0.98, agreement
 
 
 def test_labels_from_gin_are_checked_against_every_split(tmp_path, spm_model):
