@@ -69,6 +69,10 @@ class HubEncoderModule(tf.Module):
     self.vocab_file = (
         tf.saved_model.Asset(spm_model_file) if spm_model_file else None
     )
+    if self.vocab_file is not None:  # a model without SentencePiece has none
+      self.tokenization_info = tf.function(
+          self._tokenization_info, input_signature=[]
+      )
     self.variables = list(self.encoder.variables)
     self.trainable_variables = list(self.encoder.trainable_variables)
     self.regularization_losses = []
@@ -154,8 +158,7 @@ class HubEncoderModule(tf.Module):
         "sop_log_probs": tf.nn.log_softmax(tf.cast(logits, tf.float32)),
     }
 
-  @tf.function(input_signature=[])
-  def tokenization_info(self):
+  def _tokenization_info(self):
     return {
         "vocab_file": self.vocab_file.asset_path,
         "do_lower_case": tf.constant(self.do_lower_case),

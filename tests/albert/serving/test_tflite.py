@@ -140,7 +140,12 @@ def test_bad_input_is_one_line_and_writes_nothing(model_dir, tmp_path):
   last = _export_error([f"--model_dir={tmp_path}/none", f"--output={output}"])
   assert "--model_dir=" in last and "does not exist" in last, last
   last = _export_error(
-      [f"--model_dir={root}", f"--output={output}", "--seq_length=65"]
+      [
+          f"--model_dir={root}",
+          f"--checkpoint={root}/ckpt-1",
+          f"--output={output}",
+          "--seq_length=65",
+      ]
   )
   assert "--seq_length=65: the model takes 2 to 64 tokens" in last, last
   assert os.listdir(tmp_path) == []
