@@ -98,6 +98,66 @@ class AlbertPreprocessor(tf.Module):
     """string [B] -> int32 ragged [B, (tokens)] SentencePiece ids."""
     return self._encode(self.normalize(text))
 
+  def piece_char_spans(self, words: tf.Tensor, pieces: tf.RaggedTensor):
+    """Where each piece of `pieces = tokenize(words)` lies in its word.
+
+    Args:
+      words: string [N], words without whitespace.
+      pieces: int32 ragged [N, (P)], `tokenize(words)`.
+
+    Returns:
+      (start, end): int32 ragged [N, (P)] Unicode-character offsets into the
+      word, end exclusive; the rule of `SentencePieceTokenizer.
+      piece_char_spans` (each character normalised on its own, owned by the
+      piece covering the start of its normalised text; the whole word where
+      the lengths disagree or a piece owns no character).
+    """
+    surface = tf.strings.regex_replace(
+        self.tokenizer.id_to_string(pieces.flat_values), "^\u2581+", ""
+    )
+    piece_len = pieces.with_flat_values(
+        tf.strings.length(surface, unit="UTF8_CHAR")
+    )
+    chars = tf.strings.unicode_split(words, "UTF-8")  # [N, (C)]
+    char_len = chars.with_flat_values(
+        tf.strings.length(self.normalize(chars.flat_values), unit="UTF8_CHAR")
+    )
+    num_chars = tf.cast(chars.row_lengths(), tf.int32)  # [N]
+    num_pieces = tf.cast(pieces.row_lengths(), tf.int32)
+    exact = tf.equal(
+        tf.reduce_sum(piece_len, axis=1), tf.reduce_sum(char_len, axis=1)
+    )
+    # Doubled positions: a character of normalised length 0 sits half a
+    # step before its position, with the piece before it.
+    piece_end2 = 2 * _row_cumsum(piece_len)
+    char_pos2 = 2 * (_row_cumsum(char_len) - char_len) - tf.cast(
+        tf.equal(char_len, 0), tf.int32
+    )
+    owner = tf.searchsorted(
+        piece_end2.to_tensor(default_value=tf.int32.max),
+        char_pos2.to_tensor(),
+        side="right",
+        out_type=tf.int32,
+    )  # [N, max C]
+    owner = tf.RaggedTensor.from_tensor(owner, lengths=num_chars)
+    char_word = owner.value_rowids()
+    has_pieces = tf.gather(num_pieces, char_word) > 0
+    total = tf.size(pieces.flat_values, out_type=tf.int32)
+    segment = tf.where(
+        has_pieces,
+        tf.cast(tf.gather(pieces.row_starts(), char_word), tf.int32)
+        + tf.minimum(owner.flat_values, tf.gather(num_pieces, char_word) - 1),
+        total,  # characters of a word without pieces own nothing
+    )
+    index = tf.ragged.range(num_chars).flat_values
+    first = tf.math.unsorted_segment_min(index, segment, total + 1)[:total]
+    last = tf.math.unsorted_segment_max(index + 1, segment, total + 1)[:total]
+    piece_word = pieces.value_rowids()
+    ok = tf.gather(exact, piece_word) & (first <= last)
+    start = tf.where(ok, first, 0)
+    end = tf.where(ok, last, tf.gather(num_chars, piece_word))
+    return pieces.with_flat_values(start), pieces.with_flat_values(end)
+
   def _encode(self, text: tf.Tensor) -> tf.RaggedTensor:
     """SentencePiece ids of normalised text, with the original's special case:
     a piece ending in a digit and a comma ("▁1,") becomes the digits' pieces
@@ -233,3 +293,13 @@ class AlbertPreprocessor(tf.Module):
 
   def signatures(self):
     return {"serving_default": self.preprocess, "pair": self.preprocess_pair}
+
+
+def _row_cumsum(values: tf.RaggedTensor) -> tf.RaggedTensor:
+  """Inclusive cumulative sum along each row of a 2-D ragged tensor."""
+  flat = tf.cumsum(values.flat_values)
+  before = tf.concat([tf.zeros([1], flat.dtype), flat], 0)
+  row_base = tf.gather(before, values.row_starts())
+  return values.with_flat_values(
+      flat - tf.gather(row_base, values.value_rowids())
+  )

@@ -39,6 +39,7 @@ class SquadExample:
       before the first word).
     answer_texts: every gold answer text (empty if unanswerable).
     orig_answer_text: the answer trained on (the first one; "" if none).
+    answer_start: its first character in `context_text` (-1 if none).
     start_position, end_position: first and last word of that answer in
       `doc_tokens` (-1 if unanswerable or not a training example).
     is_impossible: the v2.0 flag (False for v1.1).
@@ -51,6 +52,7 @@ class SquadExample:
   char_to_word_offset: List[int]
   answer_texts: List[str]
   orig_answer_text: str = ""
+  answer_start: int = -1
   start_position: int = -1
   end_position: int = -1
   is_impossible: bool = False
@@ -130,6 +132,7 @@ def _training_span(
   if actual.find(" ".join(text.split())) == -1:
     return False
   example.orig_answer_text = text
+  example.answer_start = start
   example.start_position, example.end_position = max(first, 0), last
   return True
 

@@ -5,16 +5,18 @@ ALBERT's SentencePiece tokenizer and the XLNet/ALBERT v2 labels:
 
   * the question is tokenised and cut to `max_query_length` tokens;
   * every whitespace word of the context is tokenised on its own (SentencePiece
-    pieces never cross whitespace, so this equals tokenising the whole text)
-    and the token -> word map is kept;
+    pieces never cross whitespace, so this equals tokenising the whole text);
+    the token -> word map and each token's characters in the context
+    (`SentencePieceTokenizer.piece_char_spans`) are kept;
   * the context tokens are covered by windows of at most
     `seq_length - len(question) - 3` tokens, each starting `doc_stride`
     tokens after the previous one;
   * each window is packed as `[CLS] question [SEP] window [SEP]` and padded;
-  * for training, the answer's token span is refined with BERT's
-    `_improve_answer_span` (the tightest token span whose pieces equal the
-    tokenised answer text); in a window that does not contain it, or for an
-    unanswerable question, start = end = 0 ([CLS]) and `is_impossible` = 1.
+  * for training, the answer's tokens are those holding its first and last
+    characters (the original's character alignment, `squad_utils.
+    convert_examples_to_features`, not BERT's word-level
+    `_improve_answer_span`); in a window that does not contain them, or for
+    an unanswerable question, start = end = 0 ([CLS]) and `is_impossible` = 1.
 
 `token_is_max_context` marks, for a token seen by several windows, the window
 where it has the most context on both sides (BERT's `_check_is_max_context`);
@@ -45,6 +47,9 @@ class SquadFeature:
     is_impossible: 1 if the window does not contain an answer.
     token_to_word: window position -> word index in `example.doc_tokens`.
     token_is_max_context: window position -> is this its best window.
+    token_to_chars: window position -> (start, end) of the token in
+      `example.context_text`, Unicode characters, end exclusive
+      (`SentencePieceTokenizer.piece_char_spans` within its word).
   """
 
   unique_id: int
@@ -59,19 +64,20 @@ class SquadFeature:
   is_impossible: int
   token_to_word: Dict[int, int]
   token_is_max_context: Dict[int, bool]
+  token_to_chars: Dict[int, Tuple[int, int]] = dataclasses.field(
+      default_factory=dict
+  )
 
 
-def improve_answer_span(
-    doc_ids: Sequence[int], start: int, end: int, answer_ids: Sequence[int]
-) -> Tuple[int, int]:
-  """BERT's `_improve_answer_span`: the first (start, end) inside the word
-  span whose tokens equal the tokenised answer, else the word span."""
-  answer_ids = list(answer_ids)
-  for new_start in range(start, end + 1):
-    for new_end in range(end, new_start - 1, -1):
-      if list(doc_ids[new_start : new_end + 1]) == answer_ids:
-        return new_start, new_end
-  return start, end
+def word_starts(char_to_word_offset: Sequence[int]) -> List[int]:
+  """The first character of every word, from `SquadExample.
+  char_to_word_offset` (a word's index first appears at its first
+  character; whitespace repeats the index before it)."""
+  starts = []
+  for c, word in enumerate(char_to_word_offset):
+    if word == len(starts):
+      starts.append(c)
+  return starts
 
 
 def is_max_context(
@@ -134,27 +140,34 @@ class SquadFeaturizer:
     self.max_query_length = max_query_length
 
   def _context_tokens(self, example: SquadExample):
-    """(token ids, token -> word, word -> first token) of the context."""
-    ids, tok_to_word, word_to_tok = [], [], []
+    """(token ids, token -> word, token -> (start, end) characters in the
+    context) of the context."""
+    ids, tok_to_word, tok_to_chars = [], [], []
+    starts = word_starts(example.char_to_word_offset)
     for i, word in enumerate(example.doc_tokens):
-      word_to_tok.append(len(ids))
       pieces = self.tokenizer.tokenize(word)
       ids.extend(pieces)
       tok_to_word.extend([i] * len(pieces))
-    return ids, tok_to_word, word_to_tok
+      tok_to_chars.extend(
+          (starts[i] + a, starts[i] + b)
+          for a, b in self.tokenizer.piece_char_spans(word, pieces)
+      )
+    return ids, tok_to_word, tok_to_chars
 
-  def _answer_tokens(self, example, doc_ids, word_to_tok) -> Tuple[int, int]:
-    """Gold (start, end) context token indices, or (-1, -1)."""
+  def _answer_tokens(self, example, tok_to_chars) -> Tuple[int, int]:
+    """Gold (start, end) context token indices, or (-1, -1): the tokens
+    that hold the answer's first and last characters, as the original's
+    character alignment (`squad_utils.convert_examples_to_features`)."""
     if example.is_impossible or example.start_position < 0:
       return -1, -1
-    start = word_to_tok[example.start_position]
-    if example.end_position < len(example.doc_tokens) - 1:
-      end = word_to_tok[example.end_position + 1] - 1
-    else:
-      end = len(doc_ids) - 1
-    return improve_answer_span(
-        doc_ids, start, end, self.tokenizer.tokenize(example.orig_answer_text)
-    )
+    first = example.answer_start
+    last = first + len(example.orig_answer_text)  # exclusive
+    inside = [
+        i for i, (a, b) in enumerate(tok_to_chars) if a < last and b > first
+    ]
+    if not inside:  # the answer is whitespace only: read_squad_examples
+      return -1, -1  # refuses that, so only a hand-made example gets here
+    return inside[0], inside[-1]
 
   def featurize(
       self,
@@ -166,8 +179,8 @@ class SquadFeaturizer:
     tok = self.tokenizer
     for example_index, example in enumerate(examples):
       query = tok.tokenize(example.question_text)[: self.max_query_length]
-      doc_ids, tok_to_word, word_to_tok = self._context_tokens(example)
-      tok_start, tok_end = self._answer_tokens(example, doc_ids, word_to_tok)
+      doc_ids, tok_to_word, tok_to_chars = self._context_tokens(example)
+      tok_start, tok_end = self._answer_tokens(example, tok_to_chars)
       spans = doc_spans(
           len(doc_ids), self.seq_length - len(query) - 3, self.doc_stride
       )
@@ -184,6 +197,9 @@ class SquadFeaturizer:
         pad = self.seq_length - len(paragraph)
         token_to_word = {
             offset + i: tok_to_word[start + i] for i in range(length)
+        }
+        token_chars = {
+            offset + i: tok_to_chars[start + i] for i in range(length)
         }
         max_context = {
             offset + i: is_max_context(spans, span_index, start + i)
@@ -208,6 +224,7 @@ class SquadFeaturizer:
                 is_impossible=0 if inside else 1,
                 token_to_word=token_to_word,
                 token_is_max_context=max_context,
+                token_to_chars=token_chars,
             )
         )
     return features

@@ -9,10 +9,12 @@ position -> Dense(H, tanh) -> LayerNorm -> Dense(1)); at inference a beam of
 the top `start_n_top` starts times the top `end_n_top` ends per start; and an
 answerability logit from [CLS] and the start-probability-weighted hidden state.
 
-Both heads only let a span start or end on a context token or on [CLS]
-(position 0, the label of windows without an answer): other logits are set to
-`NEG_INF`. Losses are plain per-example functions (docs/reference.md section 6):
-v1.1 (start CE + end CE) / 2; v2.0 adds 0.5 * answerability sigmoid CE.
+The v2.0 head only lets a span start or end on a context token or on [CLS]
+(position 0, the label of windows without an answer): its other logits are
+`NEG_INF` (the original's `p_mask`). The v1.1 head masks nothing, as the
+original `create_v1_model`. Losses are plain per-example functions
+(docs/reference.md section 6): v1.1 (start CE + end CE) / 2; v2.0 adds
+0.5 * answerability sigmoid CE.
 """
 
 from typing import Dict, Optional
@@ -50,15 +52,18 @@ def _dense(units, initializer_range, name, **kwargs):
 class SpanHead(tf_keras.layers.Layer):
   """v1.1: start and end logits from one Dense(2) on the sequence output.
 
+  As the original `squad_utils.create_v1_model`: no dropout and no mask, so
+  training's softmax runs over every position (question, [SEP] and padding
+  included); only decoding keeps spans to the context.
+
   Args:
     initializer_range: stddev of the truncated-normal initialiser.
 
   Call args:
     sequence_output: [B, T, H].
-    paragraph_mask: [B, T], 1 on context tokens.
 
   Returns:
-    dict of float32 [B, T] `start_logits`, `end_logits` (masked).
+    dict of float32 [B, T] `start_logits`, `end_logits`.
   """
 
   def __init__(self, *, initializer_range: float = 0.02, **kwargs):
@@ -66,13 +71,9 @@ class SpanHead(tf_keras.layers.Layer):
     self.initializer_range = initializer_range
     self.dense = _dense(2, initializer_range, "dense")
 
-  def call(self, sequence_output, paragraph_mask):
-    logits = self.dense(sequence_output)  # [B, T, H] -> [B, T, 2]
-    allowed = candidate_mask(paragraph_mask)
-    return {
-        "start_logits": mask_logits(logits[..., 0], allowed),
-        "end_logits": mask_logits(logits[..., 1], allowed),
-    }
+  def call(self, sequence_output):
+    logits = tf.cast(self.dense(sequence_output), tf.float32)  # [B, T, 2]
+    return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
 
   def get_config(self):
     config = super().get_config()

@@ -13,10 +13,12 @@ XLNet-style heads (Yang et al., 2019; ALBERT's `write_predictions_v2`) give a
 5x5 beam of (start, end) log-probabilities per window, ranked by their sum;
 the null odds are the minimum over the windows of the answerability logit.
 
-The answer text is the ORIGINAL context words from the start token's word to
-the end token's word, joined with one space (normalisation lower-cases, so
-text never comes from the pieces). A question's prediction is "" when its
-null odds exceed the threshold.
+The answer text is the context's own characters from the start token's first
+character to the end token's last (`SquadFeature.token_to_chars`), as the
+original's `squad_utils` slices `paragraph_text` through its character
+alignment: a span that ends on "japan" of "Japan's" answers "Japan", with
+the context's case, accents and whitespace. A question's prediction is ""
+when its null odds exceed the threshold.
 """
 
 import dataclasses
@@ -74,7 +76,8 @@ class SquadPostprocessor:
   `end_top_log_probs`, `end_top_index` [K1, K2] and `cls_logits` []
   (XLNet-style). It returns (predictions, nbest, null_odds): qas_id -> best
   non-null text ("" if none), qas_id -> list of spans {text, probability,
-  start_score, end_score, start_word, end_word}, qas_id -> null odds.
+  start_score, end_score, start_word, end_word, start_char, end_char (end
+  exclusive)}, qas_id -> null odds.
   """
 
   def __init__(self, *, n_best_size: int = 20, max_answer_length: int = 30):
@@ -136,9 +139,9 @@ class SquadPostprocessor:
     for c in sorted(candidates, key=lambda c: c.score, reverse=True):
       if len(nbest) >= self.n_best_size:
         break
-      start_word = c.feature.token_to_word[c.start]
-      end_word = c.feature.token_to_word[c.end]
-      text = " ".join(example.doc_tokens[start_word : end_word + 1])
+      start_char = c.feature.token_to_chars[c.start][0]
+      end_char = c.feature.token_to_chars[c.end][1]
+      text = example.context_text[start_char:end_char]
       if text in seen:
         continue
       seen.add(text)
@@ -147,8 +150,10 @@ class SquadPostprocessor:
               "text": text,
               "start_score": c.start_score,
               "end_score": c.end_score,
-              "start_word": start_word,
-              "end_word": end_word,
+              "start_word": c.feature.token_to_word[c.start],
+              "end_word": c.feature.token_to_word[c.end],
+              "start_char": start_char,
+              "end_char": end_char,
           }
       )
     probs = _softmax([e["start_score"] + e["end_score"] for e in nbest])

@@ -15,8 +15,10 @@ Everything runs in the TensorFlow graph (only TF and TF-Text ops), as
      by start + end logit over all pairs, v2.0 over the 5x5 beam by start +
      end log-probability; then the best over the question's windows (v2.0:
      null odds = the minimum answerability logit over them);
-  5. the answer is the ORIGINAL context words of the span joined with one
-     space, and `start_char`/`end_char` locate the span in the context.
+  5. the answer is the context's own characters from the span's first
+     token to its last (each token's characters in its word as
+     `SentencePieceTokenizer.piece_char_spans`, the same as the Python
+     path), located by `start_char`/`end_char`.
 """
 
 from typing import Dict
@@ -34,12 +36,13 @@ _WHITESPACE = "[ \t\r\n\u202f]+"
 class SquadServingModule(tf.Module):
   """Signature `serving_default(question [B], context [B])` returns:
 
-  answer: string [B], the context words of the best span ("" if none);
+  answer: string [B], the best span's characters of the context ("" if
+    none);
   start_word, end_word: int32 [B], the span's first and last word (0-based
     index in the whitespace-split context; -1 if none);
   start_char, end_char: int32 [B], the span in the context in Unicode
     characters, end exclusive: in Python, `context[start_char:end_char]`
-    is the answer with the context's own whitespace (-1 if none);
+    is the answer (-1 if none);
   score: float32 [B], the span's start + end logit (v1.1) or log-prob
     (v2.0);
   v2.0 only: is_impossible: bool [B], null_odds > null_threshold (then
@@ -69,7 +72,8 @@ class SquadServingModule(tf.Module):
 
   def _context_tokens(self, context):
     """Words [B, (W)] and their byte offsets [B, (W)] (begin, end), tokens
-    [B, (N)] and each token's word [B, (N)]."""
+    [B, (N)], each token's word [B, (N)] and its characters in that word
+    (start, end exclusive; [B, (N)] each)."""
     p = self.preprocessor
     words, begin, end = tf_text.regex_split_with_offsets(
         context, _WHITESPACE
@@ -80,7 +84,11 @@ class SquadServingModule(tf.Module):
     token_word = doc.with_flat_values(
         tf.repeat(word_index, pieces.row_lengths())
     )  # [B, (N)]
-    return (words, begin, end), doc, token_word
+    char_start, char_end = p.piece_char_spans(words.flat_values, pieces)
+    token_chars = tuple(
+        doc.with_flat_values(c.flat_values) for c in (char_start, char_end)
+    )
+    return (words, begin, end), doc, token_word, token_chars
 
   def _windows(self, question, context):
     """The windows of every example, flattened to W rows.
@@ -91,11 +99,13 @@ class SquadServingModule(tf.Module):
       words: (string words [B, (W)], their begin and end byte offsets);
       position_word: int32 [W, T], the context word at each position (-1
         outside the context);
+      position_chars: (start, end) int32 [W, T] each, the characters of
+        the token at each position within its word (end exclusive);
       position_is_max: bool [W, T], the window gives the token at this
         position its maximum context (BERT's `_check_is_max_context`).
     """
     p = self.preprocessor
-    words, doc, token_word = self._context_tokens(context)
+    words, doc, token_word, token_chars = self._context_tokens(context)
     query = p.tokenize(question)[:, : self.max_query_length]
     budget = p.seq_length - 3 - query.row_lengths()  # [B]
     n = doc.row_lengths()  # [B]
@@ -115,8 +125,9 @@ class SquadServingModule(tf.Module):
     window_doc = take.with_flat_values(
         tf.gather(doc.flat_values, take.flat_values)
     )
-    window_word = take.with_flat_values(
-        tf.gather(token_word.flat_values, take.flat_values)
+    window_word, window_start, window_end = (
+        take.with_flat_values(tf.gather(t.flat_values, take.flat_values))
+        for t in (token_word,) + token_chars
     )
     # Max context: min(tokens left, tokens right) + 0.01 * window length,
     # compared over every window holding the token.
@@ -162,6 +173,7 @@ class SquadServingModule(tf.Module):
         tf.cast(example, tf.int32),
         words,
         tf.cast(at_positions(window_word, -1), tf.int32),
+        tuple(at_positions(w, 0) for w in (window_start, window_end)),
         at_positions(window_is_max, False),
     )
 
@@ -198,8 +210,8 @@ class SquadServingModule(tf.Module):
   @tf.function(input_signature=[_TEXT, _TEXT])
   def serve(self, question, context):
     self.preprocessor.check_same_batch(question=question, context=context)
-    inputs, example, words, position_word, position_is_max = self._windows(
-        question, context
+    (inputs, example, words, position_word, position_chars, position_is_max) = (
+        self._windows(question, context)
     )
     outputs = self.model(inputs, training=False)
     is_context = position_word >= 0  # [W, T]
@@ -246,20 +258,35 @@ class SquadServingModule(tf.Module):
       impossible = null_odds > self.null_threshold
       found &= ~impossible
       result.update(is_impossible=impossible, null_odds=null_odds)
-    words_of = lambda positions: tf.gather(
-        pick(position_word), positions, batch_dims=1
+    at = lambda values, positions: tf.gather(
+        pick(values), positions, batch_dims=1
     )
-    start_word = tf.where(found, words_of(pick(start)), -1)
-    end_word = tf.where(found, words_of(pick(end)), -1)
-    words, word_begin, word_end = words
-    start_char = self._char_offset(context, word_begin, start_word, found)
-    end_char = self._char_offset(context, word_end, end_word, found)
-    word_pos = tf.ragged.range(tf.cast(words.row_lengths(), tf.int32))
-    in_span = (word_pos >= start_word[:, tf.newaxis]) & (
-        word_pos <= end_word[:, tf.newaxis]
+    start_word = tf.where(found, at(position_word, pick(start)), -1)
+    end_word = tf.where(found, at(position_word, pick(end)), -1)
+    _, word_begin, _ = words
+    # The span's characters: its first token's start in its word to its
+    # last token's end in its word (SentencePieceTokenizer.piece_char_spans).
+    start_char = tf.where(
+        found,
+        self._char_offset(context, word_begin, start_word, found)
+        + at(position_chars[0], pick(start)),
+        -1,
     )
-    answer = tf.strings.reduce_join(
-        tf.ragged.boolean_mask(words, in_span), axis=1, separator=" "
+    end_char = tf.where(
+        found,
+        self._char_offset(context, word_begin, end_word, found)
+        + at(position_chars[1], pick(end)),
+        -1,
+    )
+    answer = tf.where(
+        found,
+        tf.strings.substr(
+            context,
+            tf.maximum(start_char, 0),
+            tf.maximum(end_char - start_char, 0),
+            unit="UTF8_CHAR",
+        ),
+        "",
     )
     result.update(
         answer=answer,

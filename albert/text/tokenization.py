@@ -9,9 +9,10 @@ pieces start a word; the rule depends only on the piece string, so it is
 evaluated once per vocabulary entry into a lookup table.
 """
 
+import bisect
 import re
 import unicodedata
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 from absl import logging
 import numpy as np
@@ -169,3 +170,41 @@ class SentencePieceTokenizer:
     """Normalises and encodes one raw line."""
     text = preprocess_text(line, self.lower)
     return self.encode_lines([text])[0] if text else []
+
+  def piece_char_spans(
+      self, word: str, ids: Sequence[int]
+  ) -> List[Tuple[int, int]]:
+    """Where each piece of `tokenize(word)` lies in `word`: (start, end)
+    character offsets, end exclusive, for a word without whitespace.
+
+    Each character of `word` is normalised on its own; when those lengths
+    add up to the pieces' lengths (without the space mark), every character
+    belongs to the piece that covers the start of its normalised text (a
+    character that normalises to nothing, such as a combining mark, to the
+    piece before it), so "Japan's" -> ▁japan ' s is (0, 5) (5, 6) (6, 7).
+    Otherwise (an <unk> piece, a normalisation spanning characters such as
+    `` -> "), and for a piece that owns no character, the whole word.
+    `AlbertPreprocessor.piece_char_spans` computes the same in the graph.
+    """
+    whole = [(0, len(word))] * len(ids)
+    lengths = [len(preprocess_text(c, self.lower)) for c in word]
+    ends, total = [], 0
+    for i in ids:
+      total += len(self.id_to_piece(i).lstrip(SPACE_MARK))
+      ends.append(total)
+    if total != sum(lengths):
+      return whole
+    first, last = {}, {}
+    position = 0
+    for c, length in enumerate(lengths):
+      # Doubled positions: a character of length 0 sits half a step back.
+      owner = bisect.bisect_right(
+          [2 * e for e in ends], 2 * position - (length == 0)
+      )
+      owner = min(owner, len(ids) - 1)
+      first.setdefault(owner, c)
+      last[owner] = c + 1
+      position += length
+    return [
+        (first[k], last[k]) if k in first else whole[k] for k in range(len(ids))
+    ]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from albert import finetuning
 from albert.tasks.race_task import RaceServingModule, RaceTask
 from albert.tasks.race_task import question_with_option
 from tests.albert.tasks import finetune_helpers as helpers
@@ -203,3 +204,18 @@ def test_race_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
       atol=1e-4,
   )
   np.testing.assert_allclose(np.sum(out["probabilities"], -1), 1.0, rtol=1e-5)
+
+
+def test_recipe_keeps_the_originals_classifier_dropout(tmp_path, spm_model):
+  # run_race.py --dropout_prob defaults to 0.1 on the pooled output; the
+  # README's "ALBERT DR 0" is the encoder's dropout (0 in the v2 configs).
+  task = finetuning.build_task(
+      gin_file=["gin/finetune/race.gin"],
+      gin_param=helpers.TINY_GIN
+      + ["RaceTask.seq_length = 64", "RaceTask.max_qa_length = 16"],
+      data_dir=str(tmp_path),
+      spm_model_file=spm_model,
+  )
+  model = task.build_model()
+  assert task.dropout_rate == 0.1
+  assert model.dropout.rate == 0.1

@@ -24,6 +24,7 @@ def _example(context, question, answer=None, start_char=None, qas_id="q"):
   )
   if answer is not None:
     ex.orig_answer_text = answer
+    ex.answer_start = start_char
     ex.start_position = offsets[start_char]
     ex.end_position = offsets[start_char + len(answer) - 1]
   return ex
@@ -47,12 +48,34 @@ def test_is_max_context_by_hand():
   assert not squad_features.is_max_context(spans, 0, 4)
 
 
-def test_improve_answer_span_tightens_to_the_answer_tokens():
-  # Word span covers tokens 2..5; the answer is tokens [7, 8] at 3..4.
-  assert squad_features.improve_answer_span(
-      [1, 2, 6, 7, 8, 9], 2, 5, [7, 8]
-  ) == (3, 4)
-  assert squad_features.improve_answer_span([1, 2, 3], 0, 2, [5]) == (0, 2)
+def test_word_starts_from_the_character_table():
+  _, offsets = split_words("  ab c\tdef ")
+  assert squad_features.word_starts(offsets) == [2, 5, 7]
+
+
+def test_labels_are_the_tokens_of_the_answer_characters(tokenizer):
+  # "Japan" inside "Japan's", a number inside "1,000-strong": the gold
+  # tokens are those holding the answer's characters, not whole words.
+  context = "It is Japan's capital, a 1,000-strong city."
+  featurizer = squad_features.SquadFeaturizer(
+      tokenizer, seq_length=48, doc_stride=16, max_query_length=8
+  )
+  for answer in ("Japan", "1,000", "Japan's capital"):
+    ex = _example(context, "Which?", answer, context.index(answer))
+    (f,) = featurizer.featurize([ex])
+    start = f.token_to_chars[f.start_position][0]
+    end = f.token_to_chars[f.end_position][1]
+    assert context[start:end] == answer
+    # Every context token's characters are its own piece of the context.
+    pieces = [
+        tokenizer.id_to_piece(int(f.input_word_ids[p])).lstrip("\u2581")
+        for p in sorted(f.token_to_chars)
+    ]
+    texts = [
+        context[a:b].lower()
+        for a, b in (f.token_to_chars[p] for p in sorted(f.token_to_chars))
+    ]
+    assert [t for t, p in zip(texts, pieces) if p] == [p for p in pieces if p]
 
 
 def test_packing_and_labels_in_a_single_window(tokenizer):
