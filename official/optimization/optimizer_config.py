@@ -20,6 +20,9 @@ class OptimizerConfig:
     name: `lamb` or `adamw`.
     learning_rate: the peak rate, reached at the end of warmup.
     warmup_steps: linear warmup length.
+    start_warmup_step: the step where the warmup starts (the original's
+      `--start_warmup_step`, for continued pretraining; the decay keeps
+      counting from step 0).
     decay_steps: step at which the rate reaches `end_learning_rate` (usually
       the total number of training steps).
     end_learning_rate: final rate.
@@ -32,6 +35,7 @@ class OptimizerConfig:
   name: str = "lamb"
   learning_rate: float = 0.00176
   warmup_steps: int = 3125
+  start_warmup_step: int = 0
   decay_steps: int = 125000
   end_learning_rate: float = 0.0
   power: float = 1.0
@@ -55,6 +59,7 @@ class OptimizerConfig:
         peak_learning_rate=self.learning_rate,
         decay_steps=self.decay_steps,
         warmup_steps=self.warmup_steps,
+        start_warmup_step=self.start_warmup_step,
         end_learning_rate=self.end_learning_rate,
         power=self.power,
     )

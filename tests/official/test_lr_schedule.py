@@ -35,6 +35,40 @@ def test_landmarks():
   assert float(schedule(TOTAL)) == 0.0
 
 
+def _original_with_start(t, start, warmup=WARMUP):
+  """optimization.create_optimizer with start_warmup_step, written out:
+  warmup on the shifted step (t - start), decay on the unshifted t; the
+  negative rate it gives before `start` is 0 here."""
+  shifted = t - start
+  if shifted < warmup:
+    return max(PEAK * shifted / warmup, 0.0)
+  return PEAK * (1.0 - min(t, TOTAL) / TOTAL)
+
+
+@pytest.mark.parametrize(
+    "step", [0, 9999, 10000, 10001, 11562, 13124, 13125, 60000, 125000]
+)
+def test_start_warmup_step_shifts_the_warmup_not_the_decay(step):
+  schedule = WarmupPolynomialDecay(
+      PEAK, TOTAL, warmup_steps=WARMUP, start_warmup_step=10000
+  )
+  assert float(schedule(step)) == pytest.approx(
+      _original_with_start(step, 10000), rel=1e-5, abs=1e-12
+  )
+
+
+def test_start_warmup_step_by_hand():
+  schedule = WarmupPolynomialDecay(
+      1.0, 100, warmup_steps=10, start_warmup_step=20
+  )
+  assert [float(schedule(t)) for t in (0, 19, 20, 25, 29)] == pytest.approx(
+      [0.0, 0.0, 0.0, 0.5, 0.9]
+  )
+  assert float(schedule(30)) == pytest.approx(0.7)  # 1 - 30 / 100
+  clone = WarmupPolynomialDecay.from_config(schedule.get_config())
+  assert float(clone(25)) == pytest.approx(0.5)
+
+
 def test_end_value_and_power():
   schedule = WarmupPolynomialDecay(
       1.0, 100, warmup_steps=0, end_learning_rate=0.1, power=2.0
@@ -64,6 +98,10 @@ def test_config_round_trip():
         (
             dict(peak_learning_rate=-1.0, decay_steps=10),
             "peak_learning_rate=-1.0",
+        ),
+        (
+            dict(peak_learning_rate=1.0, decay_steps=10, start_warmup_step=-1),
+            "start_warmup_step=-1",
         ),
     ],
 )
