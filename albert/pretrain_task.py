@@ -8,6 +8,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert import data
+from albert import model_dir as model_dir_lib
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core.errors import DamagedFileError
@@ -41,6 +42,12 @@ class PretrainTask(Task):
       files)); see albert/data.py on order and resume.
     seed: input-pipeline shuffle seed.
     model_config: the architecture; `AlbertConfig()` (gin-bound) when None.
+    init_checkpoint: continued pretraining: a checkpoint (prefix or model
+      directory: its latest) whose weights, and optimizer moments when it
+      has them, a new run starts from (`model_dir.init_pretrainer`); ours,
+      or one converted from an original TF1 or Hugging Face checkpoint.
+    init_from_group0: with `init_checkpoint`, blocks the checkpoint lacks
+      start from its block 0 (the original's `--init_from_group0`).
   """
 
   def __init__(
@@ -56,6 +63,8 @@ class PretrainTask(Task):
       cycle_length: Optional[int] = None,
       seed: int = 12345,
       model_config: Optional[AlbertConfig] = None,
+      init_checkpoint: Optional[str] = None,
+      init_from_group0: bool = False,
   ):
     if sentence_task not in SENTENCE_TASKS:
       raise ValueError(
@@ -80,6 +89,12 @@ class PretrainTask(Task):
     self.shuffle_buffer_size = shuffle_buffer_size
     self.cycle_length = cycle_length
     self.seed = seed
+    self.init_checkpoint = init_checkpoint
+    self.init_from_group0 = init_from_group0
+    if init_from_group0 and not init_checkpoint:
+      raise ValueError(
+          "PretrainTask.init_from_group0 needs PretrainTask.init_checkpoint"
+      )
     self.config = model_config or AlbertConfig()
     if seq_length > self.config.max_position_embeddings:
       raise ValueError(
@@ -162,6 +177,13 @@ class PretrainTask(Task):
 
   def has_eval_inputs(self) -> bool:
     return bool(self.eval_file_pattern)
+
+  def initialize(self, model, optimizer) -> Optional[str]:
+    if not self.init_checkpoint:
+      return None
+    return model_dir_lib.init_pretrainer(
+        model, optimizer, self.init_checkpoint, self.init_from_group0
+    )
 
   def build_model(self) -> AlbertPretrainer:
     return AlbertPretrainer.from_config_object(self.config)

@@ -83,6 +83,14 @@ class Task(abc.ABC):
     """Whether `build_inputs(training=False)` has data to evaluate on."""
     return False
 
+  def initialize(self, model, optimizer) -> Optional[str]:
+    """Sets the starting weights of a run whose model_dir has no checkpoint
+    (e.g. from another run's checkpoint: continued pretraining). Called in
+    the strategy's scope; returns what it read, or None (the default: the
+    model's own initialisers)."""
+    del model, optimizer
+    return None
+
   def model_config_dict(self) -> Dict[str, Any]:
     """JSON-able model description; a run refuses to resume if it changed."""
     return {}

@@ -355,6 +355,11 @@ class Trainer:
     self._committed = False
     self._held_summaries = []
     restored = self.restore_latest()
+    if not restored:
+      with self.strategy.scope():
+        initial = self.task.initialize(self.model, self.optimizer)
+      if initial:
+        logging.info("Starting from the weights of %s at step 0.", initial)
     step = self.global_step
     saved_step = step if restored else None
     if restored:

@@ -41,16 +41,19 @@ def make_trainer(
     train_pattern=None,
     learning_rate=0.01,
     steps_per_loop=3,
+    model_config=TINY,
+    task_kwargs=None,
     **trainer_kwargs,
 ):
   task = PretrainTask(
+      **(task_kwargs or {}),
       train_file_pattern=train_pattern or str(data_dir / "train-*.tfrecord"),
       eval_file_pattern=str(data_dir / "eval.tfrecord"),
       global_batch_size=global_batch_size,
       seq_length=32,
       max_predictions_per_seq=5,
       shuffle_buffer_size=64,
-      model_config=TINY,
+      model_config=model_config,
   )
   trainer_config = TrainerConfig(
       train_steps=train_steps,
@@ -439,3 +442,94 @@ def test_data_vocabulary_against_the_model(data_dir, tmp_path, caplog):
   caplog.clear()
   check(64)
   assert not [r for r in caplog.records if "SentencePiece" in r.getMessage()]
+
+
+def _optimizer_state(trainer):
+  return {
+      v.name: v.numpy()
+      for v in trainer.optimizer.variables
+      if "iteration" not in v.name
+  }
+
+
+def test_continued_pretraining_starts_from_the_weights_and_moments(
+    data_dir, tmp_path
+):
+  source = make_trainer(data_dir, tmp_path / "a", train_steps=3)
+  source.train()
+  first_source_loss = source.train_history[0][1]["loss"]
+  run = make_trainer(
+      data_dir,
+      tmp_path / "b",
+      train_steps=3,
+      task_kwargs=dict(init_checkpoint=str(tmp_path / "a")),
+  )
+  with run.strategy.scope():
+    path = run.task.initialize(run.model, run.optimizer)
+  assert path == source.latest_checkpoint()
+  for got, want in zip(weights(run), weights(source)):
+    np.testing.assert_array_equal(got, want)
+  moments = _optimizer_state(source)
+  assert any(np.any(m) for m in moments.values())
+  restored = _optimizer_state(run)
+  assert restored.keys() == moments.keys()
+  for name, value in moments.items():
+    np.testing.assert_array_equal(restored[name], value)
+  assert run.global_step == 0  # a new run: its own step count and schedule
+  run.train()
+  assert run.global_step == 3
+  # It goes on from the trained weights, not from scratch.
+  assert run.train_history[0][1]["loss"] < first_source_loss
+
+
+def test_init_from_group0_fills_the_blocks_the_checkpoint_lacks(
+    data_dir, tmp_path
+):
+  source = make_trainer(data_dir, tmp_path / "a", train_steps=3)
+  source.train()
+  unshared = TINY.replace(sharing="none")  # a block per layer
+  kwargs = dict(init_checkpoint=str(tmp_path / "a"))
+  run = make_trainer(
+      data_dir, tmp_path / "b", model_config=unshared, task_kwargs=kwargs
+  )
+  with pytest.raises(
+      ValueError,
+      match=r"has no weight encoder/transformer/attention_blocks/1/.*"
+      r"init_from_group0=True",
+  ):
+    with run.strategy.scope():
+      run.task.initialize(run.model, run.optimizer)
+  run = make_trainer(
+      data_dir,
+      tmp_path / "c",
+      model_config=unshared,
+      task_kwargs=dict(kwargs, init_from_group0=True),
+  )
+  with run.strategy.scope():
+    run.task.initialize(run.model, run.optimizer)
+  want = source.model.encoder.transformer
+  got = run.model.encoder.transformer
+  assert len(got.attention_blocks) == 2 == len(got.ffn_blocks)
+  for blocks, source_blocks in (
+      (got.attention_blocks, want.attention_blocks),
+      (got.ffn_blocks, want.ffn_blocks),
+  ):
+    for block in blocks:  # every layer starts as the checkpoint's block 0
+      for a, b in zip(block.weights, source_blocks[0].weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+  # Moments of other weights do not line up: they start from zero.
+  assert not any(np.any(m) for m in _optimizer_state(run).values())
+
+
+def test_init_checkpoint_of_another_shape_is_refused(data_dir, tmp_path):
+  source = make_trainer(data_dir, tmp_path / "a", train_steps=3)
+  source.train()
+  run = make_trainer(
+      data_dir,
+      tmp_path / "b",
+      model_config=TINY.replace(intermediate_size=48),
+      task_kwargs=dict(init_checkpoint=str(tmp_path / "a")),
+  )
+  with pytest.raises(ValueError, match=r"intermediate/kernel has shape"):
+    run.train()
+  assert not os.path.exists(tmp_path / "b")  # nothing left of the run
