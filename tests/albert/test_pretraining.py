@@ -1,5 +1,6 @@
 """Pretraining: loss, metrics, checkpoints, strategies, accumulation."""
 
+import json
 import os
 
 import numpy as np
@@ -533,3 +534,49 @@ def test_init_checkpoint_of_another_shape_is_refused(data_dir, tmp_path):
   with pytest.raises(ValueError, match=r"intermediate/kernel has shape"):
     run.train()
   assert not os.path.exists(tmp_path / "b")  # nothing left of the run
+
+
+def test_continued_pretraining_from_a_converted_original_checkpoint(
+    data_dir, tmp_path
+):
+  # Domain adaptation from a released TF1 checkpoint: converted with its
+  # LAMB moments, then the run starts from both.
+  from albert.checkpoint_conversion import converter
+  from tests.albert.checkpoint_conversion import (
+      original_checkpoint_reference as original,
+  )
+
+  config = original.original_config(
+      vocab_size=64,
+      num_hidden_layers=2,
+      num_attention_heads=2,
+      max_position_embeddings=32,
+  )
+  folder = tmp_path / "released"
+  folder.mkdir()
+  arrays = original.random_arrays(config, slots=True, global_step=9)
+  original.write_checkpoint(folder / "model.ckpt-best", arrays)
+  (folder / "albert_config.json").write_text(json.dumps(config))
+  converter.from_original(
+      checkpoint=str(folder / "model.ckpt-best"),
+      albert_config=str(folder / "albert_config.json"),
+      output_dir=str(tmp_path / "converted"),
+      optimizer_slots=True,
+  )
+  run = make_trainer(
+      data_dir,
+      tmp_path / "run",
+      train_steps=3,
+      task_kwargs=dict(init_checkpoint=str(tmp_path / "converted")),
+  )
+  with run.strategy.scope():
+    run.task.initialize(run.model, run.optimizer)
+  word = run.model.encoder.embeddings.word_embeddings
+  name = "bert/embeddings/word_embeddings"
+  np.testing.assert_array_equal(word.numpy(), arrays[name])
+  m, v = run.optimizer.slots(word)
+  np.testing.assert_array_equal(m.numpy(), arrays[name + "/adam_m"])
+  np.testing.assert_array_equal(v.numpy(), arrays[name + "/adam_v"])
+  assert run.global_step == 0  # not the original's step 9
+  run.train()
+  assert run.global_step == 3
