@@ -112,6 +112,9 @@ def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
       source=os.path.join(checkpoint, safetensors_io.CONFIG_FILE),
   )
   tensors = huggingface_names.split_aliases(tensors, source=path)
+  tensors = huggingface_names.drop_identity_projection(
+      tensors, config, source=path
+  )
   table = huggingface_names.name_table(config)
   pretrainer, weights = _build(config, table)
   shapes = {n: tuple(v.shape) for n, v in weights.items()}
@@ -210,6 +213,7 @@ def to_huggingface(*, checkpoint: str, output_dir: str) -> str:
   table = huggingface_names.name_table(config)
   weights = pretrainer_weights(pretrainer)
   tensors = table.to_external({n: v.numpy() for n, v in weights.items()})
+  tensors.update(huggingface_names.projection_identity(config))
   with _staged(output_dir) as staging:
     safetensors_io.write_weights(staging, tensors)
     safetensors_io.write_config(staging, data)

@@ -95,10 +95,9 @@ _EMBEDDINGS = {
     ),
 }
 # Linear layers (weight transposed) and LayerNorms: HF prefix -> our prefix.
+PROJECTION = "albert.encoder.embedding_hidden_mapping_in"
 _LINEAR = {
-    "albert.encoder.embedding_hidden_mapping_in": (
-        f"{ours.EMBEDDINGS}/embedding_projection"
-    ),
+    PROJECTION: (f"{ours.EMBEDDINGS}/embedding_projection"),
     "albert.pooler": ours.POOLER,
     "predictions.dense": f"{ours.MASKED_LM}/dense",
     "sop_classifier.classifier": ours.SENTENCE_ORDER,
@@ -143,6 +142,8 @@ def name_table(config: AlbertConfig) -> NameTable:
   for hf, our in _LAYER_NORM.items():
     entries += _layer_norm(hf, our)
   for hf, our in _LINEAR.items():
+    if hf == PROJECTION and config.embedding_size == config.hidden_size:
+      continue  # ours has none: `projection_identity` stands in for it
     entries += _linear(hf, our)
   entries.append(TensorName(MLM_BIAS, f"{ours.MASKED_LM}/output_bias"))
   inner_num = config.inner_group_num
@@ -304,3 +305,44 @@ def config_to_huggingface(config: AlbertConfig, *, what: str) -> Dict[str, Any]:
   data.update({key: fields[f] for key, (f, _) in CONFIG_NAMES.items()})
   data["hidden_act"] = _ACTIVATIONS_OUT[config.hidden_act]
   return data
+
+
+def drop_identity_projection(
+    tensors: Dict[str, np.ndarray], config: AlbertConfig, *, source: str
+) -> Dict[str, np.ndarray]:
+  """transformers always has `embedding_hidden_mapping_in`; ours (as the
+  original) has none when E == H. It is dropped when it is the identity
+  (what `projection_identity` writes), else refused: no E == H model of
+  ours computes it."""
+  if config.embedding_size != config.hidden_size:
+    return tensors
+  weight = tensors.get(f"{PROJECTION}.weight")
+  bias = tensors.get(f"{PROJECTION}.bias")
+  if weight is None and bias is None:
+    return tensors
+  identity = np.eye(config.hidden_size, dtype=np.float32)
+  if (
+      weight is None
+      or bias is None
+      or not np.allclose(weight, identity, atol=1e-6)
+      or np.any(np.abs(bias) > 1e-6)
+  ):
+    raise ConversionError(
+        f"{source}: embedding_size == hidden_size == {config.hidden_size} "
+        f"but {PROJECTION} is not the identity; ours (as the original) has "
+        "no projection then: this model cannot be converted"
+    )
+  return {
+      k: v for k, v in tensors.items() if not k.startswith(PROJECTION + ".")
+  }
+
+
+def projection_identity(config: AlbertConfig) -> Dict[str, np.ndarray]:
+  """The identity `embedding_hidden_mapping_in` transformers needs for an
+  E == H model (none otherwise)."""
+  if config.embedding_size != config.hidden_size:
+    return {}
+  return {
+      f"{PROJECTION}.weight": np.eye(config.hidden_size, dtype=np.float32),
+      f"{PROJECTION}.bias": np.zeros([config.hidden_size], np.float32),
+  }

@@ -130,7 +130,13 @@ def block_prefix(group: int, inner: int) -> str:
 
 def name_table(config: AlbertConfig) -> NameTable:
   """The original name of every weight of the pretrainer of `config`."""
-  entries: List[TensorName] = [TensorName(k, v) for k, v in _EMBEDDINGS.items()]
+  entries: List[TensorName] = [
+      TensorName(k, v)
+      for k, v in _EMBEDDINGS.items()
+      # The original has no E -> H projection when E == H.
+      if config.embedding_size != config.hidden_size
+      or "embedding_hidden_mapping_in" not in k
+  ]
   inner_num = config.inner_group_num
   for group in range(config.num_hidden_groups):
     for inner in range(inner_num):

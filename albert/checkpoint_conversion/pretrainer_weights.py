@@ -57,11 +57,13 @@ def pretrainer_weights(pretrainer: AlbertPretrainer) -> Dict[str, tf.Variable]:
       f"{EMBEDDINGS}/type_embeddings": embeddings.type_embeddings,
   }
   weights.update(_layer_norm(f"{EMBEDDINGS}/layer_norm", embeddings.layer_norm))
-  weights.update(
-      _dense(
-          f"{EMBEDDINGS}/embedding_projection", embeddings.embedding_projection
-      )
-  )
+  if embeddings.embedding_projection is not None:  # none when E == H
+    weights.update(
+        _dense(
+            f"{EMBEDDINGS}/embedding_projection",
+            embeddings.embedding_projection,
+        )
+    )
   stack = encoder.transformer
   for i, block in enumerate(stack.attention_blocks):
     for name in ATTENTION_DENSE:

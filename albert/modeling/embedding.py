@@ -9,7 +9,10 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
 
   Paper section 3.1: one-hot vectors are first projected into a small embedding
   space of size E and then into the hidden space of size H, so the embedding
-  parameters are V * E + E * H instead of V * H.
+  parameters are V * E + E * H instead of V * H. When E == H there is no
+  projection (`embedding_projection` is None), as in the original
+  `modeling.transformer_model` (its `embedding_hidden_mapping_in` exists only
+  when the widths differ).
 
   Args:
     vocab_size: V.
@@ -56,13 +59,15 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
         axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32, name="layer_norm"
     )
     self.dropout = tf_keras.layers.Dropout(dropout_rate, name="dropout")
-    self.embedding_projection = tf_keras.layers.Dense(
-        hidden_size,
-        kernel_initializer=tf_keras.initializers.TruncatedNormal(
-            stddev=initializer_range
-        ),
-        name="embedding_projection",
-    )
+    self.embedding_projection = None
+    if embedding_size != hidden_size:
+      self.embedding_projection = tf_keras.layers.Dense(
+          hidden_size,
+          kernel_initializer=tf_keras.initializers.TruncatedNormal(
+              stddev=initializer_range
+          ),
+          name="embedding_projection",
+      )
 
   def build(self, input_shape=None):
     def table(name, rows):
@@ -109,6 +114,8 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
     x = words + types + positions[tf.newaxis]
     x = self.layer_norm(x)
     x = self.dropout(x, training=training)
+    if self.embedding_projection is None:  # E == H
+      return tf.cast(x, self.compute_dtype)
     return self.embedding_projection(x)  # [B, T, E] -> [B, T, H]
 
   def get_config(self):

@@ -22,7 +22,7 @@ def forward_flops_per_example(
       + 2 * t * h * ffn
   )  # FFN in and out
   macs = (
-      t * e * h  # E -> H projection
+      (t * e * h if e != h else 0)  # E -> H projection (none when E == H)
       + blocks * per_block
       + h * h  # pooler on [CLS]
       + num_predictions * (h * e + e * v)  # MLM transform, tied output

@@ -57,8 +57,6 @@ def variable_shapes(c):
       "bert/embeddings/position_embeddings": [c["max_position_embeddings"], e],
       "bert/embeddings/LayerNorm/beta": [e],
       "bert/embeddings/LayerNorm/gamma": [e],
-      "bert/encoder/embedding_hidden_mapping_in/kernel": [e, h],
-      "bert/encoder/embedding_hidden_mapping_in/bias": [h],
       "bert/pooler/dense/kernel": [h, h],
       "bert/pooler/dense/bias": [h],
       "cls/predictions/transform/dense/kernel": [h, e],
@@ -69,6 +67,9 @@ def variable_shapes(c):
       "cls/seq_relationship/output_weights": [2, h],
       "cls/seq_relationship/output_bias": [2],
   }
+  if e != h:  # modeling.transformer_model: only when the widths differ
+    shapes["bert/encoder/embedding_hidden_mapping_in/kernel"] = [e, h]
+    shapes["bert/encoder/embedding_hidden_mapping_in/bias"] = [h]
   for g in range(c["num_hidden_groups"]):
     for k in range(c["inner_group_num"]):
       p = f"bert/encoder/transformer/group_{g}/inner_group_{k}/"
@@ -143,10 +144,11 @@ def forward(a, c, word_ids, mask, type_ids, positions):
       a["bert/embeddings/LayerNorm/gamma"],
       a["bert/embeddings/LayerNorm/beta"],
   )
-  x = (
-      x @ a["bert/encoder/embedding_hidden_mapping_in/kernel"]
-      + a["bert/encoder/embedding_hidden_mapping_in/bias"]
-  )
+  if "bert/encoder/embedding_hidden_mapping_in/kernel" in a:  # E != H
+    x = (
+        x @ a["bert/encoder/embedding_hidden_mapping_in/kernel"]
+        + a["bert/encoder/embedding_hidden_mapping_in/bias"]
+    )
   b, _, h = x.shape
   n = c["num_attention_heads"]
   d = h // n

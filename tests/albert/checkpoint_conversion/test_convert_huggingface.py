@@ -133,6 +133,55 @@ def test_to_huggingface_loads_in_transformers(tmp_path):
   )
 
 
+def test_e_equals_h_goes_both_ways_through_an_identity_projection(tmp_path):
+  # Ours, as the original, has no E -> H projection when E == H; transformers
+  # always has one: it gets the identity, and only the identity comes back.
+  config = helpers.tiny_config(
+      vocab_size=50,
+      embedding_size=16,
+      num_layers=3,
+      num_heads=4,
+      max_position_embeddings=16,
+  )
+  pretrainer = AlbertPretrainer.from_config_object(config)
+  assert pretrainer.encoder.embeddings.embedding_projection is None
+  rng = np.random.default_rng(4)
+  for variable in pretrainer.weights:
+    variable.assign_add(
+        0.2 * rng.normal(size=variable.shape).astype(np.float32)
+    )
+  model_dir_lib.write_model_dir(str(tmp_path / "ours"), pretrainer, step=1)
+  converter.to_huggingface(
+      checkpoint=str(tmp_path / "ours"), output_dir=str(tmp_path / "hf")
+  )
+  model, info = transformers.AlbertForPreTraining.from_pretrained(
+      str(tmp_path / "hf"), output_loading_info=True
+  )
+  assert not info["missing_keys"] and not info["unexpected_keys"], info
+  projection = model.albert.encoder.embedding_hidden_mapping_in
+  np.testing.assert_array_equal(projection.weight.detach().numpy(), np.eye(16))
+  inputs = _inputs()
+  _assert_close(
+      _hf_outputs(model.eval(), *inputs),
+      pretrainer_outputs(pretrainer, *inputs),
+  )
+  converter.from_huggingface(
+      checkpoint=str(tmp_path / "hf"), output_dir=str(tmp_path / "back")
+  )
+  back, _ = model_dir_lib.load_pretrainer(str(tmp_path / "back"))
+  for a, b in zip(back.weights, pretrainer.weights):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+  # A trained (non-identity) projection has no place in ours: refused.
+  with torch.no_grad():
+    projection.weight.add_(0.1)
+  model.save_pretrained(tmp_path / "hf2")
+  with pytest.raises(ConversionError, match="is not the identity"):
+    converter.from_huggingface(
+        checkpoint=str(tmp_path / "hf2"), output_dir=str(tmp_path / "x")
+    )
+  assert not (tmp_path / "x").exists()
+
+
 def test_masked_lm_checkpoint_without_pooler_or_sop_head(tmp_path):
   """transformers' AlbertForMaskedLM (the hub's albert-*-v2 architecture)
   has no sentence-order head, and in transformers 5 no pooler: those two

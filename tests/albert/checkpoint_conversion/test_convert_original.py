@@ -23,6 +23,8 @@ SHAPES = {  # (num_hidden_groups, inner_group_num), L = 3
     "one_group": dict(),
     "groups_and_inner": dict(num_hidden_groups=2, inner_group_num=2),
     "three_groups": dict(num_hidden_groups=3, inner_group_num=1),
+    # E == H: the original has no embedding_hidden_mapping_in, nor do we.
+    "e_equals_h": dict(embedding_size=16),
 }
 
 
@@ -147,6 +149,23 @@ def test_round_trip_is_bit_exact(tmp_path):
   assert sorted(got) == sorted(model_names)
   for name in model_names:
     np.testing.assert_array_equal(got[name], arrays[name], err_msg=name)
+
+
+def test_e_equals_h_round_trip_has_no_projection(tmp_path):
+  config = original.original_config(embedding_size=16)  # hidden_size 16
+  ckpt, config_path, arrays = _write_original(tmp_path, config, global_step=5)
+  assert not [n for n in arrays if "embedding_hidden_mapping_in" in n]
+  ours = str(tmp_path / "ours")
+  converter.from_original(
+      checkpoint=ckpt, albert_config=config_path, output_dir=ours
+  )
+  pretrainer, _ = model_dir_lib.load_pretrainer(ours)
+  assert pretrainer.encoder.embeddings.embedding_projection is None
+  back = converter.to_original(checkpoint=ours, output_dir=str(tmp_path / "b"))
+  got = _read(back)
+  assert sorted(got) == sorted(arrays)
+  for name, value in arrays.items():
+    np.testing.assert_array_equal(got[name], value, err_msg=name)
 
 
 def test_optimizer_slots_land_on_their_variables(tmp_path):

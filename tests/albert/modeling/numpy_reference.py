@@ -71,7 +71,9 @@ def encoder(model, word_ids, mask, type_ids, mapping):
       + emb.type_embeddings.numpy()[type_ids]
       + emb.position_embeddings.numpy()[:t][None]
   )
-  x = dense(ln(x, emb.layer_norm), emb.embedding_projection)
+  x = ln(x, emb.layer_norm)
+  if emb.embedding_projection is not None:  # none when E == H
+    x = dense(x, emb.embedding_projection)
   mask = mask.astype(np.float64)
   outputs = []
   stack = model.transformer

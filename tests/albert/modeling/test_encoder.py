@@ -23,6 +23,8 @@ TINY = dict(
 # group(l) = int(l / L * G): L=3, G=2 -> groups 0, 0, 1.
 CASES = {
     "all_shared": (dict(), [(0, 0)] * 3),
+    # E == H: no embedding projection, as the original.
+    "e_equals_h": (dict(embedding_size=16), [(0, 0)] * 3),
     "groups_and_inner": (
         dict(num_hidden_groups=2, inner_group_num=2),
         [(0, 0), (1, 1), (0, 0), (1, 1), (2, 2), (3, 3)],
@@ -60,7 +62,7 @@ def _as_tf(word_ids, mask, type_ids):
 def test_encoder_matches_numpy(case):
   overrides, mapping = CASES[case]
   tf.random.set_seed(1)
-  encoder = AlbertEncoder(**TINY, **overrides)
+  encoder = AlbertEncoder(**{**TINY, **overrides})
   word_ids, mask, type_ids = _inputs()
   out = encoder(_as_tf(word_ids, mask, type_ids))
   seq, pooled, layers = ref.encoder(encoder, word_ids, mask, type_ids, mapping)
@@ -77,7 +79,7 @@ def test_weight_indices_follow_the_original_rule():
   got = [encoder.transformer.weight_indices(l, 0)[0] for l in range(5)]
   assert got == [0, 0, 1, 1, 2]
   for case, (overrides, mapping) in CASES.items():
-    stack = AlbertEncoder(**TINY, **overrides).transformer
+    stack = AlbertEncoder(**{**TINY, **overrides}).transformer
     k = stack.inner_group_num
     got = [stack.weight_indices(l, i) for l in range(3) for i in range(k)]
     assert got == mapping, case

@@ -9,6 +9,7 @@ import gin
 import pytest
 
 from albert.modeling.config import AlbertConfig
+from albert.modeling.flops import forward_flops_per_example
 from albert.modeling.parameter_counts import parameter_counts
 from official.config.gin_files import parse_gin
 from tests.helpers import REPO
@@ -53,6 +54,19 @@ def test_released_sizes(size):
       + counts["ffn_params"]
       + counts["pooler_params"]
   ) == backbone
+
+
+def test_e_equals_h_has_no_projection():
+  # As the original (modeling.transformer_model): no embedding_hidden_mapping
+  # when the widths agree; nor FLOPs for it.
+  config = _config("base").replace(embedding_size=768)
+  counts = parameter_counts(config)
+  v, e = config.vocab_size, config.embedding_size
+  assert counts["embedding_params"] == v * e + 512 * e + 2 * e + 2 * e
+  with_projection = forward_flops_per_example(
+      config.replace(embedding_size=767), 128, 20
+  )
+  assert forward_flops_per_example(config, 128, 20) < with_projection
 
 
 def test_factorization_saves_what_the_paper_says():
