@@ -101,18 +101,13 @@ def test_from_huggingface_matches_transformers(tmp_path, case):
   )
 
 
-def test_to_huggingface_loads_in_transformers(tmp_path):
-  config = helpers.tiny_config(
-      vocab_size=50,
-      num_layers=3,
-      num_heads=4,
-      max_position_embeddings=16,
-      num_hidden_groups=2,
-      inner_group_num=2,
-  )
+def _ours_in_transformers(tmp_path, config, seed):
+  """A perturbed pretrainer of `config` (no zero biases, no unit
+  LayerNorms), written as a model directory, converted and loaded in
+  transformers: (pretrainer, transformers model)."""
   pretrainer = AlbertPretrainer.from_config_object(config)
-  rng = np.random.default_rng(3)
-  for variable in pretrainer.weights:  # no zero biases, no unit LayerNorms
+  rng = np.random.default_rng(seed)
+  for variable in pretrainer.weights:
     variable.assign_add(
         0.2 * rng.normal(size=variable.shape).astype(np.float32)
     )
@@ -124,13 +119,26 @@ def test_to_huggingface_loads_in_transformers(tmp_path):
       str(tmp_path / "hf"), output_loading_info=True
   )
   assert not info["missing_keys"] and not info["unexpected_keys"], info
-  assert model.config.hidden_act == "gelu_new"
-  assert model.config.num_hidden_groups == 2
   inputs = _inputs()
   _assert_close(
       _hf_outputs(model.eval(), *inputs),
       pretrainer_outputs(pretrainer, *inputs),
   )
+  return pretrainer, model
+
+
+def test_to_huggingface_loads_in_transformers(tmp_path):
+  config = helpers.tiny_config(
+      vocab_size=50,
+      num_layers=3,
+      num_heads=4,
+      max_position_embeddings=16,
+      num_hidden_groups=2,
+      inner_group_num=2,
+  )
+  _, model = _ours_in_transformers(tmp_path, config, seed=3)
+  assert model.config.hidden_act == "gelu_new"
+  assert model.config.num_hidden_groups == 2
 
 
 def test_e_equals_h_goes_both_ways_through_an_identity_projection(tmp_path):
@@ -143,28 +151,10 @@ def test_e_equals_h_goes_both_ways_through_an_identity_projection(tmp_path):
       num_heads=4,
       max_position_embeddings=16,
   )
-  pretrainer = AlbertPretrainer.from_config_object(config)
+  pretrainer, model = _ours_in_transformers(tmp_path, config, seed=4)
   assert pretrainer.encoder.embeddings.embedding_projection is None
-  rng = np.random.default_rng(4)
-  for variable in pretrainer.weights:
-    variable.assign_add(
-        0.2 * rng.normal(size=variable.shape).astype(np.float32)
-    )
-  model_dir_lib.write_model_dir(str(tmp_path / "ours"), pretrainer, step=1)
-  converter.to_huggingface(
-      checkpoint=str(tmp_path / "ours"), output_dir=str(tmp_path / "hf")
-  )
-  model, info = transformers.AlbertForPreTraining.from_pretrained(
-      str(tmp_path / "hf"), output_loading_info=True
-  )
-  assert not info["missing_keys"] and not info["unexpected_keys"], info
   projection = model.albert.encoder.embedding_hidden_mapping_in
   np.testing.assert_array_equal(projection.weight.detach().numpy(), np.eye(16))
-  inputs = _inputs()
-  _assert_close(
-      _hf_outputs(model.eval(), *inputs),
-      pretrainer_outputs(pretrainer, *inputs),
-  )
   converter.from_huggingface(
       checkpoint=str(tmp_path / "hf"), output_dir=str(tmp_path / "back")
   )
