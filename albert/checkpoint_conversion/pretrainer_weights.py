@@ -42,14 +42,8 @@ def _layer_norm(prefix: str, layer) -> Dict[str, tf.Variable]:
   return {f"{prefix}/gamma": layer.gamma, f"{prefix}/beta": layer.beta}
 
 
-def pretrainer_weights(pretrainer: AlbertPretrainer) -> Dict[str, tf.Variable]:
-  """Every variable of a built `pretrainer`, by our name.
-
-  Raises:
-    RuntimeError: the model holds variables this table does not know (the
-      model changed and the converters were not updated).
-  """
-  encoder = pretrainer.encoder
+def encoder_weights(encoder) -> Dict[str, tf.Variable]:
+  """Every variable of a built `AlbertEncoder`, by our name (`encoder/...`)."""
   embeddings = encoder.embeddings
   weights = {
       f"{EMBEDDINGS}/word_embeddings": embeddings.word_embeddings,
@@ -76,17 +70,36 @@ def pretrainer_weights(pretrainer: AlbertPretrainer) -> Dict[str, tf.Variable]:
       weights.update(_dense(ffn_weight(i, name), getattr(block, name)))
     weights.update(_layer_norm(ffn_weight(i, "layer_norm"), block.layer_norm))
   weights.update(_dense(POOLER, encoder.pooler))
+  return weights
+
+
+def check_complete(model, weights: Dict[str, tf.Variable], where: str) -> None:
+  """Fails unless `weights` names every variable of `model` exactly once.
+
+  Raises:
+    RuntimeError: the model holds variables the table does not know (the
+      model changed and the converters were not updated).
+  """
+  named = {id(v) for v in weights.values()}
+  unnamed = [v.name for v in model.weights if id(v) not in named]
+  if unnamed or len(named) != len(weights):
+    raise RuntimeError(f"{where} does not name {unnamed}: update it")
+
+
+def pretrainer_weights(pretrainer: AlbertPretrainer) -> Dict[str, tf.Variable]:
+  """Every variable of a built `pretrainer`, by our name.
+
+  Raises:
+    RuntimeError: the model holds variables this table does not know (the
+      model changed and the converters were not updated).
+  """
+  weights = encoder_weights(pretrainer.encoder)
   head = pretrainer.masked_lm
   weights.update(_dense(f"{MASKED_LM}/dense", head.dense))
   weights.update(_layer_norm(f"{MASKED_LM}/layer_norm", head.layer_norm))
   weights[f"{MASKED_LM}/output_bias"] = head.output_bias
   weights.update(_dense(SENTENCE_ORDER, pretrainer.sentence_order.dense))
-
-  named = {id(v) for v in weights.values()}
-  unnamed = [v.name for v in pretrainer.weights if id(v) not in named]
-  if unnamed or len(named) != len(weights):
-    raise RuntimeError(
-        f"pretrainer_weights does not name {unnamed}: update "
-        "albert/checkpoint_conversion/pretrainer_weights.py"
-    )
+  check_complete(
+      pretrainer, weights, "albert/checkpoint_conversion/pretrainer_weights.py"
+  )
   return weights

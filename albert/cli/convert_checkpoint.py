@@ -19,9 +19,27 @@ Out of one (--checkpoint: the model directory, or a ckpt-N inside it):
 --optimizer_slots (original format only) carries LAMB's moments and the
 global step across as well, so `python -m albert.run_pretraining
 --model_dir=runs/base` resumes from a released pretraining checkpoint.
+
+Fine-tuned models: give the task's recipe and size, as to run_finetuning;
+the head goes along (classification and regression, RACE, token
+classification, SQuAD v1.1 both ways; the SQuAD v2.0 head to and from the
+original only, transformers has no class for it):
+
+  python tools/convert_checkpoint.py --to=huggingface --checkpoint=runs/mnli \
+      --gin_file=gin/finetune/mnli.gin --gin_file=gin/base.gin \
+      --output_dir=export/mnli_hf        # AlbertForSequenceClassification
+  python tools/convert_checkpoint.py --from=original \
+      --checkpoint=glue/MNLI/model.ckpt-best --gin_file=gin/finetune/mnli.gin \
+      --output_dir=runs/mnli             # eval / predict / export it
+
+Own-data recipes also take --data_dir (their labels come from the training
+file) unless the model directory has its labels.json.
 Errors are one line on stderr; the output directory is then not created.
 See docs/checkpoint_conversion.md.
 """
+
+import os
+import re
 
 from absl import flags
 from absl import logging
@@ -58,6 +76,19 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     "output_dir", None, "Directory to create; must not exist or be empty."
 )
+flags.DEFINE_multi_string(
+    "gin_file",
+    [],
+    "A fine-tuned model: the task's recipe and size files (as for "
+    "albert.run_finetuning); the head is converted with the encoder.",
+)
+flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings (fine-tuned).")
+flags.DEFINE_string(
+    "data_dir",
+    None,
+    "Fine-tuned own-data models without labels.json: the data directory "
+    "whose training file gives the labels.",
+)
 flags.DEFINE_bool(
     "optimizer_slots",
     False,
@@ -85,6 +116,13 @@ def convert() -> str:
         "--optimizer_slots needs the original format "
         "(Hugging Face checkpoints hold no optimizer state)"
     )
+  if FLAGS.gin_file:
+    if FLAGS.optimizer_slots:
+      raise ConversionError(
+          "--optimizer_slots converts pretraining checkpoints; a fine-tuned "
+          "model (--gin_file) goes without its optimizer state"
+      )
+    return _convert_finetuned(source, target)
   common = dict(checkpoint=FLAGS.checkpoint, output_dir=FLAGS.output_dir)
   if source == "original":
     return converter.from_original(
@@ -99,6 +137,81 @@ def convert() -> str:
         optimizer_slots=FLAGS.optimizer_slots, **common
     )
   return converter.to_huggingface(**common)
+
+
+def _task(**kwargs):
+  """The fine-tuning task of --gin_file / --gin_param."""
+  from albert import finetuning
+
+  return finetuning.build_task(
+      gin_file=FLAGS.gin_file,
+      gin_param=FLAGS.gin_param,
+      data_dir=FLAGS.data_dir,
+      **kwargs,
+  )
+
+
+def _convert_finetuned(source, target) -> str:
+  """A fine-tuned model (the head of --gin_file's task) in either direction."""
+  from albert import finetuning
+  from albert import model_dir as model_dir_lib
+  from albert.checkpoint_conversion import huggingface_names
+  from albert.checkpoint_conversion import safetensors_io
+
+  if target is not None:  # ours -> original / transformers
+    checkpoint = FLAGS.checkpoint
+    if os.path.isdir(checkpoint):
+      model_dir, ckpt = finetuning.best_seed_dir(checkpoint), None
+    else:
+      model_dir, ckpt = os.path.dirname(checkpoint) or ".", checkpoint
+    task = _task()
+    task.use_model_dir(model_dir)
+    model = finetuning.trained_model(task, model_dir, ckpt)
+    path = model_dir_lib.checkpoint_path(model_dir, ckpt)
+    if target == "original":
+      match = re.search(r"ckpt-(\d+)$", path)
+      return converter.finetuned_to_original(
+          model,
+          task.config,
+          source=path,
+          output_dir=FLAGS.output_dir,
+          step=int(match.group(1)) if match else 0,
+      )
+    labels = getattr(task, "labels", None)
+    return converter.finetuned_to_huggingface(
+        model,
+        task.config,
+        source=path,
+        output_dir=FLAGS.output_dir,
+        labels=None if getattr(task, "is_regression", False) else labels,
+    )
+  # original / transformers -> a fine-tuning model directory of ours
+  if source == "original":
+    config = converter.read_original_config(
+        FLAGS.albert_config, FLAGS.checkpoint
+    )
+  else:
+    config = huggingface_names.config_from_huggingface(
+        safetensors_io.read_config(FLAGS.checkpoint),
+        source=os.path.join(FLAGS.checkpoint, safetensors_io.CONFIG_FILE),
+    )
+  task = _task(model_config=config)
+  task.require_model_facts(FLAGS.output_dir)
+  model = task.build_model()
+  step = 0
+  if source == "original":
+    step = converter.finetuned_from_original(
+        model, checkpoint=FLAGS.checkpoint, config=config
+    )
+  else:
+    converter.finetuned_from_huggingface(model, checkpoint=FLAGS.checkpoint)
+  return converter.write_finetuned_dir(
+      FLAGS.output_dir,
+      model,
+      step=step,
+      model_config=task.model_config_dict(),
+      files=task.model_dir_files(),
+  )
 
 
 def main(argv):
