@@ -186,6 +186,11 @@ def to_original(
           for n, v in weights.items()
       }
       tensors.update(table.with_suffix(suffix).to_external(slots))
+  return _write_original(output_dir, config, tensors, step)
+
+
+def _write_original(output_dir, config, tensors, step: int) -> str:
+  """`model.ckpt-{step}` (with global_step) and albert_config.json, staged."""
   tensors[original_names.GLOBAL_STEP] = np.asarray(step, np.int64)
   config = config.replace(
       hidden_act=original_names.ACTIVATIONS[config.hidden_act]
@@ -421,17 +426,8 @@ def finetuned_to_original(
   table = _original_finetuned_table(config, kind)
   weights = finetuned_names.finetuned_weights(model)
   tensors = table.to_external({n: v.numpy() for n, v in weights.items()})
-  tensors[original_names.GLOBAL_STEP] = np.asarray(step, np.int64)
-  config = config.replace(
-      hidden_act=original_names.ACTIVATIONS[config.hidden_act]
-  )
-  with _staged(output_dir) as staging:
-    prefix = original_checkpoint.write_checkpoint(
-        staging, f"model.ckpt-{step}", tensors
-    )
-    config.to_json_file(os.path.join(staging, model_dir_lib.ALBERT_CONFIG_FILE))
-  logging.info("%s: %s head, %d tensors written", prefix, kind, len(tensors))
-  return os.path.join(output_dir, os.path.basename(prefix))
+  logging.info("%s head of %s", kind, source)
+  return _write_original(output_dir, config, tensors, step)
 
 
 def finetuned_to_huggingface(
