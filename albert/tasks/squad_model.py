@@ -77,7 +77,7 @@ class AlbertSquadModel(EncoderWithHeads):
   def call(self, inputs, training=None):
     sequence = self.encoder(inputs, training=training)["sequence_output"]
     if self.version == "1.1":
-      return self.span_head(sequence)
+      return self.span_head(sequence, inputs["paragraph_mask"])
     # Training conditions the end on the gold start; without one (e.g. when
     # Keras traces the training branch for a SavedModel) the beam is used.
     starts = inputs.get("start_position") if training else None

@@ -35,21 +35,23 @@ def _np_mask(logits, paragraph):
   return np.where(allowed, logits, -1e30)
 
 
-def test_span_head_is_the_originals_unmasked_dense():
-  # create_v1_model: every position keeps its logit, [CLS], question and
-  # padding alike (decoding, not the head, keeps spans to the context).
-  x, _ = _inputs()
+def test_span_head_is_a_masked_dense():
+  x, paragraph = _inputs()
   head = squad_heads.SpanHead(initializer_range=0.5, name="span")
-  out = head(x)
+  out = head(x, paragraph)
   kernel, bias = (w.numpy() for w in head.dense.weights)
   ref = x @ kernel + bias  # [B, T, 2]
   np.testing.assert_allclose(
-      out["start_logits"], ref[..., 0], rtol=1e-5, atol=1e-6
+      out["start_logits"],
+      _np_mask(ref[..., 0], paragraph),
+      rtol=1e-5,
+      atol=1e-6,
   )
   np.testing.assert_allclose(
-      out["end_logits"], ref[..., 1], rtol=1e-5, atol=1e-6
+      out["end_logits"], _np_mask(ref[..., 1], paragraph), rtol=1e-5, atol=1e-6
   )
-  assert np.all(np.abs(out["start_logits"]) < 1e3)  # nothing masked
+  assert out["start_logits"][0, 1] == squad_heads.NEG_INF  # A question token.
+  assert out["start_logits"][0, 0] > -1e3  # [CLS] stays a candidate.
   clone = squad_heads.SpanHead.from_config(head.get_config())
   assert clone.get_config() == head.get_config()
   assert head.dense.name == "dense"
