@@ -58,6 +58,14 @@ def read_model_config(model_dir: str) -> AlbertConfig:
     raise ValueError(f"{path}: {e}") from e
 
 
+def split_checkpoint(checkpoint: str) -> Tuple[str, Optional[str]]:
+  """(model directory, checkpoint prefix or None) of a `--checkpoint` that
+  is either a model directory (its latest) or a `ckpt-N` prefix in one."""
+  if os.path.isdir(checkpoint):
+    return checkpoint, None
+  return os.path.dirname(checkpoint) or ".", checkpoint
+
+
 def checkpoint_path(model_dir: str, checkpoint: Optional[str] = None) -> str:
   """The checkpoint prefix to read: `checkpoint`, else the latest in model_dir.
 
@@ -265,13 +273,7 @@ def init_pretrainer(
       pretrainer_weights,
   )
 
-  if os.path.isdir(init_checkpoint):
-    source_dir, prefix = init_checkpoint, None
-  else:
-    source_dir, prefix = (
-        os.path.dirname(init_checkpoint) or ".",
-        init_checkpoint,
-    )
+  source_dir, prefix = split_checkpoint(init_checkpoint)
   path = checkpoint_path(source_dir, prefix)
   try:
     source, _ = load_pretrainer(source_dir, path)

@@ -172,8 +172,7 @@ def to_original(
   if optimizer is not None:
     step = int(optimizer.iterations.numpy())
   else:
-    match = _CKPT_STEP.search(path)
-    step = int(match.group(1)) if match else 0
+    step = checkpoint_step(path)
   if optimizer_slots:
     if optimizer is None:
       raise ConversionError(
@@ -308,12 +307,15 @@ def _optimizer_from_slots(
   return optimizer
 
 
+def checkpoint_step(path: str) -> int:
+  """N of a `ckpt-N` prefix (0 for another name)."""
+  match = _CKPT_STEP.search(path)
+  return int(match.group(1)) if match else 0
+
+
 def _load(checkpoint: str) -> Tuple[AlbertPretrainer, AlbertConfig, str]:
   """(pretrainer, config, checkpoint prefix) of a model dir or a ckpt in one."""
-  if os.path.isdir(checkpoint):
-    model_dir, ckpt = checkpoint, None
-  else:
-    model_dir, ckpt = os.path.dirname(checkpoint) or ".", checkpoint
+  model_dir, ckpt = model_dir_lib.split_checkpoint(checkpoint)
   try:
     pretrainer, config = model_dir_lib.load_pretrainer(model_dir, ckpt)
     path = model_dir_lib.checkpoint_path(model_dir, ckpt)

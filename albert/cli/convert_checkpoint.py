@@ -39,7 +39,6 @@ See docs/checkpoint_conversion.md.
 """
 
 import os
-import re
 
 from absl import flags
 from absl import logging
@@ -159,23 +158,20 @@ def _convert_finetuned(source, target) -> str:
   from albert.checkpoint_conversion import safetensors_io
 
   if target is not None:  # ours -> original / transformers
-    checkpoint = FLAGS.checkpoint
-    if os.path.isdir(checkpoint):
-      model_dir, ckpt = finetuning.best_seed_dir(checkpoint), None
-    else:
-      model_dir, ckpt = os.path.dirname(checkpoint) or ".", checkpoint
+    model_dir, ckpt = model_dir_lib.split_checkpoint(FLAGS.checkpoint)
+    if ckpt is None:
+      model_dir = finetuning.best_seed_dir(model_dir)
     task = _task()
     task.use_model_dir(model_dir)
     model = finetuning.trained_model(task, model_dir, ckpt)
     path = model_dir_lib.checkpoint_path(model_dir, ckpt)
     if target == "original":
-      match = re.search(r"ckpt-(\d+)$", path)
       return converter.finetuned_to_original(
           model,
           task.config,
           source=path,
           output_dir=FLAGS.output_dir,
-          step=int(match.group(1)) if match else 0,
+          step=converter.checkpoint_step(path),
       )
     labels = getattr(task, "labels", None)
     return converter.finetuned_to_huggingface(
