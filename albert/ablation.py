@@ -35,8 +35,8 @@ from typing import Dict, List, Optional, Sequence
 from absl import logging
 
 from albert import REPO_ROOT
-from official.core.errors import CommandError
-from official.core.errors import InputError
+from official.errors import CommandError
+from official.errors import InputError
 from official.io import atomic_write
 
 

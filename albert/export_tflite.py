@@ -30,9 +30,7 @@ from albert import cli
 from albert import finetuning
 from albert import model_dir as model_dir_lib
 from albert.serving import tflite_export
-from albert.tasks.classifier_model import AlbertClassifier
-from albert.tasks.multiple_choice_model import AlbertMultipleChoice
-from official.core.errors import InputError
+from official.errors import InputError
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
 CHECKPOINT = flags.DEFINE_string(
@@ -56,14 +54,16 @@ GIN_FILES = flags.DEFINE_multi_string(
 GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
 
 
+# Heads whose models take packed [B, T] inputs (what a TFLite model takes).
+_PACKED_INPUT_HEADS = ("sequence_classification", "token_classification")
+
+
 def finetuned_outputs(task, model) -> Callable:
   """The outputs function of a fine-tuned model on packed [B, T] inputs:
   sentence classification or regression (GLUE, own data) and token
   classification. SQuAD and RACE models take other inputs and return spans
   or per-choice scores: ValueError."""
-  if not isinstance(model, AlbertClassifier) or isinstance(
-      model, AlbertMultipleChoice
-  ):
+  if getattr(model, "head_kind", None) not in _PACKED_INPUT_HEADS:
     raise ValueError(
         f"{type(task).__name__} is not a classification, regression or "
         "token classification task: TFLite export covers those; serve "

@@ -18,12 +18,12 @@ from albert import REPO_ROOT
 from albert import model_dir as model_dir_lib
 from albert.tasks.finetune_task import FinetuneTask
 # The task classes recipes select (gin knows a configurable once imported).
-from albert.tasks.glue_task import GlueTask  # noqa: F401
-from albert.tasks.race_task import RaceTask  # noqa: F401
-from albert.tasks.squad_task import SquadTask  # noqa: F401
-from albert.tasks.text_classification_task import TextClassificationTask  # noqa: F401
-from albert.tasks.text_classification_task import TextRegressionTask  # noqa: F401
-from albert.tasks.token_classification_task import TokenClassificationTask  # noqa: F401
+from albert.tasks.glue.task import GlueTask  # noqa: F401
+from albert.tasks.race.task import RaceTask  # noqa: F401
+from albert.tasks.squad.task import SquadTask  # noqa: F401
+from albert.tasks.own_data.text_classification import TextClassificationTask  # noqa: F401
+from albert.tasks.own_data.text_classification import TextRegressionTask  # noqa: F401
+from albert.tasks.own_data.token_classification import TokenClassificationTask  # noqa: F401
 from official.config import gin_files
 from official.io import atomic_write
 from official.core.trainer import Trainer
@@ -111,7 +111,6 @@ def train(
     task: FinetuneTask,
     *,
     model_dir: str,
-    init_checkpoint: Optional[str],
     strategy: str = "default",
     tpu: Optional[str] = None,
 ) -> Trainer:
@@ -131,16 +130,6 @@ def train(
       config=trainer_config,
       model_dir=model_dir,
   )
-  if trainer.latest_checkpoint() is None:
-    if init_checkpoint:
-      path = model_dir_lib.load_encoder_weights(
-          trainer.model.encoder, init_checkpoint, task.config
-      )
-      logging.info("Encoder restored from %s; the head starts fresh.", path)
-    else:
-      logging.warning(
-          "No --init_checkpoint: fine-tuning a randomly initialised encoder."
-      )
   # Written with model_config.json once the run has passed its checks and
   # trained its first steps: a refused run leaves model_dir as it was.
   config_files = {
@@ -236,6 +225,8 @@ def run(
     raise ValueError("--mode=export needs --export_dir (a new directory)")
   if mode not in ("train", "train_and_eval") and checkpoint is None:
     model_dir = best_seed_dir(model_dir)
+  if init_checkpoint is not None:
+    task_kwargs["init_checkpoint"] = init_checkpoint
   task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
   task.use_model_dir(model_dir)
   if mode == "eval" and checkpoint == "all":
@@ -246,7 +237,6 @@ def run(
     model = train(
         task,
         model_dir=model_dir,
-        init_checkpoint=init_checkpoint,
         strategy=strategy,
         tpu=tpu,
     ).model

@@ -15,10 +15,8 @@ further pretraining read both the same way:
 """
 
 import os
-import re
 from typing import Optional, Tuple
 
-from absl import logging
 import tensorflow as tf
 
 from albert.modeling.config import AlbertConfig
@@ -26,8 +24,7 @@ from albert.modeling.pretrainer import AlbertPretrainer
 from official.io import atomic_write
 from official.core import checkpoint_damage
 from official.core import model_config_file
-from official.core.errors import DamagedFileError
-from official.core.errors import first_line
+from official.errors import first_line
 from official.modeling import precision as precision_lib
 
 GIN_FILE = "operative_config.gin"
@@ -149,48 +146,6 @@ def restore_matched(
   status.expect_partial()
 
 
-def load_encoder_weights(
-    encoder, init_checkpoint: str, config: AlbertConfig
-) -> str:
-  """Restores only the encoder of a pretrained (or converted) checkpoint.
-
-  The heads of the checkpoint (masked LM, sentence order) and any optimizer
-  state are ignored; fine-tuning heads keep their fresh initialisation.
-
-  Args:
-    encoder: the built `AlbertEncoder` to fill.
-    init_checkpoint: a checkpoint prefix (`DIR/ckpt-N`) or a model directory
-      (its latest checkpoint).
-    config: the encoder's config; when the checkpoint's model directory has a
-      `model_config.json`, both must agree.
-
-  Returns:
-    The checkpoint prefix read.
-
-  Raises:
-    ValueError: one line naming the differing config fields, or the tensor
-      that is missing or has another shape.
-  """
-  path = checkpoint_path(init_checkpoint)
-  source_dir = os.path.dirname(path)
-  if os.path.exists(model_config_file.path(source_dir)):
-    saved = read_model_config(source_dir).to_dict()
-    wanted = config.to_dict()
-    changed = model_config_file.differences(saved, wanted)
-    if changed:
-      raise ValueError(
-          f"init checkpoint {path} is another model (checkpoint -> config: "
-          f"{model_config_file.describe(saved, wanted, changed)}); pass the "
-          "gin size file it was trained with"
-      )
-  restore_matched(
-      tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder)),
-      path,
-      f"init checkpoint {path} does not fit the encoder",
-  )
-  return path
-
-
 def config_gin(config: AlbertConfig) -> str:
   """`AlbertConfig.*` gin bindings that rebuild `config` exactly."""
   lines = ["# Parameters for AlbertConfig:", "# " + "=" * 78]
@@ -237,111 +192,3 @@ def write_model_dir(
   )
   config.to_json_file(os.path.join(model_dir, ALBERT_CONFIG_FILE))
   return path
-
-
-_BLOCK = re.compile(r"^(encoder/transformer/(?:attention|ffn)_blocks/)(\d+)/")
-
-
-def init_pretrainer(
-    pretrainer: AlbertPretrainer,
-    optimizer,
-    init_checkpoint: str,
-    init_from_group0: bool = False,
-) -> str:
-  """Continued pretraining: the weights (and optimizer slots) of another
-  run's checkpoint, the original's `run_pretraining.py --init_checkpoint`.
-
-  Every weight of `pretrainer` is read by name from the checkpoint (ours,
-  or one `tools/convert_checkpoint.py` made from an original TF1 or Hugging
-  Face checkpoint), shapes checked. With `init_from_group0` a shared block
-  the checkpoint lacks (a model with more groups, or no sharing, than the
-  checkpoint's) starts from block 0 of its kind, as the original's
-  `--init_from_group0` meant. The optimizer's slots (LAMB / AdamW moments)
-  are restored too when the checkpoint holds them for the same weights;
-  the step counter stays 0: a new run, with its own schedule.
-
-  Returns:
-    The checkpoint read.
-
-  Raises:
-    ValueError: no checkpoint there, or a weight missing or of another
-      shape (naming it).
-    DamagedFileError: a file of the checkpoint is truncated or corrupt.
-  """
-  # Imported here: the conversion package imports this module.
-  from albert.checkpoint_conversion.pretrainer_weights import (
-      pretrainer_weights,
-  )
-
-  source_dir, prefix = split_checkpoint(init_checkpoint)
-  path = checkpoint_path(source_dir, prefix)
-  try:
-    source, _ = load_pretrainer(source_dir, path)
-  except DamagedFileError:
-    raise
-  except ValueError as e:
-    raise ValueError(f"--init_checkpoint: {first_line(e)}") from e
-  weights = pretrainer_weights(pretrainer)
-  have = pretrainer_weights(source)
-  from_group0 = []
-  for name, variable in weights.items():
-    source_name = name
-    if name not in have and init_from_group0:
-      source_name = _BLOCK.sub(r"\g<1>0/", name)
-      from_group0.append(name)
-    if source_name not in have:
-      hint = (
-          ""
-          if init_from_group0
-          else "; PretrainTask.init_from_group0=True starts blocks the "
-          "checkpoint lacks from its block 0"
-      )
-      raise ValueError(
-          f"--init_checkpoint {path} has no weight {source_name} for this "
-          f"model{hint}"
-      )
-    shape = have[source_name].shape.as_list()
-    if shape != variable.shape.as_list():
-      raise ValueError(
-          f"--init_checkpoint {path}: {source_name} has shape {shape}, this "
-          f"model's {name} {variable.shape.as_list()}; use the same "
-          "architecture (model_config.json beside the checkpoint)"
-      )
-  for name, variable in weights.items():
-    source_name = _BLOCK.sub(r"\g<1>0/", name) if name in from_group0 else name
-    variable.assign(have[source_name])
-  if from_group0:
-    logging.info(
-        "init_from_group0: %d weights start from block 0 of %s",
-        len(from_group0),
-        path,
-    )
-  has_slots = any(
-      k.startswith("optimizer/")
-      for k in tf.train.load_checkpoint(path).get_variable_to_shape_map()
-  )
-  if has_slots and not from_group0 and len(have) == len(weights):
-    if optimizer is not None:
-      _restore_slots(optimizer, path)
-  return path
-
-
-def _restore_slots(optimizer, path: str) -> None:
-  """The checkpoint's optimizer slots, where they line up with ours; the
-  step counter is reset to 0."""
-  status = tf.train.Checkpoint(optimizer=optimizer).read(path)
-  try:
-    status.assert_existing_objects_matched()
-  except AssertionError as e:
-    logging.warning(
-        "%s: its optimizer state does not fit this optimizer (%s); the "
-        "moments start from zero",
-        path,
-        first_line(e),
-    )
-    for variable in optimizer.variables:
-      variable.assign(tf.zeros_like(variable))
-    return
-  status.expect_partial()
-  optimizer.iterations.assign(0)
-  logging.info("Optimizer moments restored from %s; step 0", path)

@@ -8,11 +8,11 @@ import tensorflow as tf
 import tf_keras
 
 from albert import data
-from albert import model_dir as model_dir_lib
+from albert import warm_start
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
-from official.core.errors import DamagedFileError
-from official.core.errors import InputError
+from official.errors import DamagedFileError
+from official.errors import InputError
 from official.core.task import Task
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
@@ -44,7 +44,7 @@ class PretrainTask(Task):
     model_config: the architecture; `AlbertConfig()` (gin-bound) when None.
     init_checkpoint: continued pretraining: a checkpoint (prefix or model
       directory: its latest) whose weights, and optimizer moments when it
-      has them, a new run starts from (`model_dir.init_pretrainer`); ours,
+      has them, a new run starts from (`warm_start.init_pretrainer`); ours,
       or one converted from an original TF1 or Hugging Face checkpoint.
     init_from_group0: with `init_checkpoint`, blocks the checkpoint lacks
       start from its block 0 (the original's `--init_from_group0`).
@@ -181,7 +181,7 @@ class PretrainTask(Task):
   def initialize(self, model, optimizer) -> Optional[str]:
     if not self.init_checkpoint:
       return None
-    return model_dir_lib.init_pretrainer(
+    return warm_start.init_pretrainer(
         model, optimizer, self.init_checkpoint, self.init_from_group0
     )
 

@@ -21,7 +21,7 @@ from absl import flags
 from albert import cli
 from albert.serving import exporter
 from albert import model_dir
-from official.core.errors import InputError
+from official.errors import InputError
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
 CHECKPOINT = flags.DEFINE_string(

@@ -30,7 +30,7 @@ from absl import flags
 
 from albert import cli
 from albert import finetuning
-from official.core.errors import InputError
+from official.errors import InputError
 from official.distribute import strategy as strategy_lib
 
 GIN_FILES = flags.DEFINE_multi_string(

@@ -24,7 +24,7 @@ from albert import cli
 from albert.pretraining import evaluate_pretrained
 from albert.pretraining import pretrain
 from albert.pretraining import write_metrics
-from official.core.errors import InputError
+from official.errors import InputError
 from official.distribute import strategy as strategy_lib
 
 GIN_FILES = flags.DEFINE_multi_string(

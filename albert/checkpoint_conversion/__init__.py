@@ -2,11 +2,11 @@
 
 Modules:
   converter           the four conversions (from/to original, from/to HF),
-                      for pretrained and fine-tuned models
+                      for pretrained and fine-tuned models (our weight names:
+                      albert/modeling/weight_names.py)
   name_table          NameTable: name + shape checked moves across a boundary
   original_names      the original TF1 names, the one table
   huggingface_names   the transformers names and config keys, the one table
-  pretrainer_weights  our name of every AlbertPretrainer (and encoder) weight
   finetuned_names     fine-tuned models: our names, the heads' TF1 and HF names
   original_checkpoint name-based (TF1) checkpoint reading and writing
   safetensors_io      transformers model directories (safetensors, .bin)

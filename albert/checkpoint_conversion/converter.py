@@ -29,7 +29,7 @@ from albert.checkpoint_conversion import original_names
 from albert.checkpoint_conversion import safetensors_io
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import NameTable
-from albert.checkpoint_conversion.pretrainer_weights import pretrainer_weights
+from albert.modeling.weight_names import pretrainer_weights
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import checkpoint_damage

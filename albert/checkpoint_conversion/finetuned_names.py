@@ -30,8 +30,8 @@ import tensorflow as tf
 
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import TensorName
-from albert.checkpoint_conversion.pretrainer_weights import check_complete
-from albert.checkpoint_conversion.pretrainer_weights import encoder_weights
+from albert.modeling.weight_names import check_complete
+from albert.modeling.weight_names import encoder_weights
 
 KINDS = (
     "sequence_classification",
@@ -87,21 +87,10 @@ HUGGINGFACE = {
 
 def head_kind(model) -> str:
   """The head kind of a fine-tuned model (one of `KINDS`)."""
-  # Imported here: the task modules are not needed to convert pretrainers.
-  from albert.tasks.classifier_model import AlbertClassifier
-  from albert.tasks.multiple_choice_model import AlbertMultipleChoice
-  from albert.tasks.squad_model import AlbertSquadModel
-  from albert.tasks.token_classification_task import AlbertTokenClassifier
-
-  if isinstance(model, AlbertMultipleChoice):
-    return "multiple_choice"
-  if isinstance(model, AlbertTokenClassifier):
-    return "token_classification"
-  if isinstance(model, AlbertClassifier):
-    return "sequence_classification"
-  if isinstance(model, AlbertSquadModel):
-    return "squad_v1" if model.version == "1.1" else "squad_v2"
-  raise ValueError(f"{type(model).__name__} is not a fine-tuned ALBERT model")
+  kind = getattr(model, "head_kind", None)
+  if kind not in KINDS:
+    raise ValueError(f"{type(model).__name__} is not a fine-tuned ALBERT model")
+  return kind
 
 
 def _dense(prefix: str, layer, bias: bool = True) -> Dict[str, tf.Variable]:

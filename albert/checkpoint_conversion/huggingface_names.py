@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Mapping
 from absl import logging
 import numpy as np
 
-from albert.checkpoint_conversion import pretrainer_weights as ours
+from albert.modeling import weight_names as ours
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import NameTable
 from albert.checkpoint_conversion.name_table import TensorName

@@ -12,7 +12,7 @@ Dense kernel [H, 2]. Optimizer slots are `<variable>/adam_m` and
 
 from typing import List
 
-from albert.checkpoint_conversion import pretrainer_weights as ours
+from albert.modeling import weight_names as ours
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import NameTable
 from albert.checkpoint_conversion.name_table import TensorName

@@ -4,7 +4,7 @@ Each module has `main(argv)` (for `absl.app`) and `run()`; `tools/<name>.py`
 and the console scripts in `pyproject.toml` call `run()`.
 
 Every program goes through `run_command`, the one error path: a user error or
-an environment fault (`official.core.errors.describe`) prints one line,
+an environment fault (`official.errors.describe`) prints one line,
 `PROGRAM: error: ...`, and exits with status 1 (130 when interrupted); a
 programming error shows its traceback. `--verbose` (or ALBERT_VERBOSE=1)
 shows the traceback of every error.
@@ -18,8 +18,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from official.core import errors
-from official.core.errors import InputError
+from official import errors
+from official.errors import InputError
 
 VERBOSE = flags.DEFINE_bool(
     "verbose",

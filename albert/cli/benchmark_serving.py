@@ -37,9 +37,9 @@ from absl import flags
 from albert import cli
 from albert import REPO_ROOT
 from official.benchmark import turns
-from official.core.errors import CommandError
-from official.core.errors import InputError
-from official.core.errors import first_line
+from official.errors import CommandError
+from official.errors import InputError
+from official.errors import first_line
 
 GIN_FILES = flags.DEFINE_multi_string(
     "gin_file", ["gin/base.gin"], "Model size."

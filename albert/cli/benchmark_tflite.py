@@ -34,8 +34,8 @@ from absl import flags
 from albert import cli
 from albert import REPO_ROOT
 from official.benchmark import turns
-from official.core.errors import CommandError
-from official.core.errors import InputError
+from official.errors import CommandError
+from official.errors import InputError
 
 GIN_FILES = flags.DEFINE_multi_string(
     "gin_file", ["gin/base.gin"], "Model size."

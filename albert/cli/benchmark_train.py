@@ -37,8 +37,8 @@ from albert import cli
 from albert import REPO_ROOT
 from official.benchmark import cpu_info
 from official.benchmark import turns
-from official.core.errors import CommandError
-from official.core.errors import InputError
+from official.errors import CommandError
+from official.errors import InputError
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 OURS = ("tf", "tf_xla")

@@ -21,7 +21,7 @@ import tempfile
 from absl import flags
 
 from albert import cli
-from official.core.errors import InputError
+from official.errors import InputError
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Trained model directory.")
 CHECKPOINT = flags.DEFINE_string(

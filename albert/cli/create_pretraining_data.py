@@ -25,8 +25,8 @@ from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.data_config import SENTENCE_TASKS
 from albert.pretraining_data.data_config import SINGLE_SEGMENT_RULES
 from albert.pretraining_data.pipeline import create_pretraining_data
-from official.core import errors
-from official.core.errors import InputError
+from official import errors
+from official.errors import InputError
 
 FLAGS = flags.FLAGS
 

@@ -28,8 +28,8 @@ from absl import flags
 
 from albert import cli
 from albert import REPO_ROOT
-from official.core.errors import CommandError
-from official.core.errors import InputError
+from official.errors import CommandError
+from official.errors import InputError
 from official.io import atomic_write
 
 WORK_DIR = flags.DEFINE_string("work_dir", "demo_out", "Where everything goes.")

@@ -12,7 +12,7 @@ from absl import flags
 from absl import logging
 
 from albert import cli
-from albert.tasks import sample_data
+from albert.tasks.own_data import sample_data
 
 OUT_DIR = flags.DEFINE_string("out_dir", "mydata", "Where the CSV files go.")
 

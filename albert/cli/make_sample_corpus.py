@@ -13,7 +13,7 @@ from absl import logging
 
 from albert import cli
 from albert.pretraining_data import sample_corpus
-from official.core.errors import InputError
+from official.errors import InputError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "sample_corpus.txt", "Corpus file to write.")

@@ -14,8 +14,8 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401 (registers the ops)
 
 from albert import cli
-from official.core.errors import InputError
-from official.core.errors import first_line
+from official.errors import InputError
+from official.errors import first_line
 
 SAVED_MODEL = flags.DEFINE_string(
     "saved_model", None, "The `serving` SavedModel directory."

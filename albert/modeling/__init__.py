@@ -1,4 +1,5 @@
-"""The ALBERT network: config, layers, encoder, pretraining heads.
+"""Every ALBERT network: config, layers, encoder, pretraining and fine-tuning
+heads.
 
 Modules (each named for its main class):
   config                    AlbertConfig, the one description of a model
@@ -11,8 +12,15 @@ Modules (each named for its main class):
   masked_lm_head            MaskedLMHead: tied-embedding masked-LM logits
   sentence_order_head       SentenceOrderHead: the SOP logits
   pretrainer                AlbertPretrainer: encoder + both pretraining heads
+  classifier                AlbertClassifier: pooled output -> classes / score
+  multiple_choice           AlbertMultipleChoice: one score per option (RACE)
+  token_classifier          AlbertTokenClassifier: per-token tag logits
+  squad_heads               SpanHead (v1.1), ConditionalSpanHead (v2.0)
+  squad                     AlbertSquadModel: encoder + span head
+  weight_names              our name of every weight (converters, warm starts)
   flops                     analytic FLOP counts, for benchmarks
   parameter_counts          parameter counts per component
 
-Nothing here knows about distribution, data files or serving.
+Fine-tuned models name their head in `head_kind`. Nothing here knows about
+distribution, data files or serving.
 """

@@ -20,7 +20,12 @@ class EncoderWithHeads(tf_keras.Model):
 
   Subclasses implement `call`, `dummy_inputs()` (inputs that build every
   weight) and `head_config()` (their keyword options for `get_config`).
+  Fine-tuned models name their head in `head_kind` (one of
+  `albert.checkpoint_conversion.finetuned_names.KINDS`): what the converters
+  and the TFLite export read to know the head's layout.
   """
+
+  head_kind = None
 
   @classmethod
   def from_config_object(cls, config: AlbertConfig, **kwargs):

@@ -42,7 +42,7 @@ from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.text.tokenization import SentencePieceTokenizer
-from official.core.errors import InputError
+from official.errors import InputError
 from official.io.tfrecord import TFRecordWriter
 
 _STATS = "stats"

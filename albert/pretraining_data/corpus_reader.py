@@ -24,7 +24,7 @@ from typing import BinaryIO, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from absl import logging
 
-from official.core.errors import InputError
+from official.errors import InputError
 
 Opener = Callable[[str], BinaryIO]
 _ASCII_WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"

@@ -9,7 +9,7 @@ fingerprints an output: equal configs, inputs and model give equal bytes.
 import dataclasses
 import math
 
-from official.core.errors import InputError
+from official.errors import InputError
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
 SINGLE_SEGMENT_RULES = ("split", "random_document")

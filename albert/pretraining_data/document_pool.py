@@ -23,7 +23,7 @@ import numpy as np
 
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.instances import Document
-from official.core.errors import InputError
+from official.errors import InputError
 from official.io import atomic_write
 
 _POOL_SAMPLE = 4  # Seed purpose, beside block_generator's.

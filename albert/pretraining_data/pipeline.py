@@ -46,7 +46,7 @@ from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from official.benchmark.cpu_info import available_cores
-from official.core.errors import InputError
+from official.errors import InputError
 from albert.pretraining_data.progress_reporter import ProgressReporter
 from albert.pretraining_data.staging import StagingDirectory
 from albert.text.tokenization import SentencePieceTokenizer

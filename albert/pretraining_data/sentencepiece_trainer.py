@@ -19,7 +19,7 @@ from absl import logging
 import sentencepiece as spm
 
 from albert.pretraining_data import shards
-from official.core.errors import InputError
+from official.errors import InputError
 from albert.text.tokenization import CONTROL_PIECES
 from albert.text.tokenization import preprocess_text
 from official.io import atomic_write

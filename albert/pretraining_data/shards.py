@@ -10,7 +10,7 @@ import glob
 import os
 from typing import List, Tuple
 
-from official.core.errors import InputError
+from official.errors import InputError
 
 
 def expand_inputs(patterns: str) -> List[Tuple[str, int]]:

@@ -1,1 +1,21 @@
-"""Fine-tuning tasks: GLUE, SQuAD and RACE (paper section 4.2-4.3)."""
+"""Fine-tuning tasks (paper sections 4.2-4.3), one package per family.
+
+Shared by every family:
+  finetune_task            FinetuneTask: tokenizer, cached features, prediction
+  feature_cache            converted training features, kept between runs
+  classification_task      ClassificationTask: cross-entropy or squared error
+  sentence_classification  SentenceClassificationTask (the original
+                           run_classifier.py features and serving), GLUE's and
+                           own data's
+  classification_metrics   accuracy, F1, macro-F1, MCC, Pearson, Spearman
+  text_example             TextExample, MultipleChoiceExample
+
+Families (each: data readers, the task, its metrics and serving):
+  glue/      GlueTask: the nine GLUE tasks and AX; submission files
+  squad/     SquadTask: SQuAD v1.1 and v2.0, character-exact answers
+  race/      RaceTask: multiple choice
+  own_data/  CSV / TSV / JSON Lines classification and regression, CoNLL token
+             classification, labels files, the sample data set
+
+The networks and heads the tasks train are in `albert/modeling/`.
+"""

@@ -30,6 +30,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from albert import warm_start
 from albert.modeling.config import AlbertConfig
 from albert.serving.preprocessor import AlbertPreprocessor
 from albert.text.tokenization import SentencePieceTokenizer
@@ -58,6 +59,10 @@ class FinetuneTask(Task, abc.ABC):
     cache_dir: where converted training features are kept (default
       `DATA_DIR/cache`).
     model_config: the encoder architecture; `AlbertConfig()` (gin) when None.
+    init_checkpoint: the pretrained (or converted) checkpoint, a prefix or a
+      model directory, whose encoder a new run starts from
+      (`warm_start.load_encoder_weights`); the heads start fresh. None: a
+      randomly initialised encoder.
   """
 
   name: str = ""
@@ -81,6 +86,7 @@ class FinetuneTask(Task, abc.ABC):
       seed: int = 12345,
       cache_dir: Optional[str] = None,
       model_config: Optional[AlbertConfig] = None,
+      init_checkpoint: Optional[str] = None,
   ):
     cls = type(self).__name__
     for arg, value in (
@@ -101,6 +107,7 @@ class FinetuneTask(Task, abc.ABC):
           f"{self.config.max_position_embeddings}"
       )
     self.data_dir = data_dir
+    self.init_checkpoint = init_checkpoint
     self.spm_model_file = spm_model_file
     self.do_lower_case = do_lower_case
     self.seq_length = seq_length
@@ -117,6 +124,21 @@ class FinetuneTask(Task, abc.ABC):
     self.num_train_examples = None  # examples (not features) once read
     self._split_features = {}  # split -> (examples, features, arrays)
     self._predict_steps = weakref.WeakKeyDictionary()  # model -> tf.function
+
+  def initialize(self, model, optimizer) -> Optional[str]:
+    """The encoder of `init_checkpoint` (the trainer calls this when the
+    model directory has no checkpoint yet)."""
+    del optimizer  # fine-tuning starts its optimizer afresh
+    if not self.init_checkpoint:
+      logging.warning(
+          "No --init_checkpoint: fine-tuning a randomly initialised encoder."
+      )
+      return None
+    path = warm_start.load_encoder_weights(
+        model.encoder, self.init_checkpoint, self.config
+    )
+    logging.info("Encoder restored from %s; the head starts fresh.", path)
+    return path
 
   # --- Hooks ------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from absl import logging
 import numpy as np
 import sentencepiece as spm
 
-from official.core.errors import InputError
+from official.errors import InputError
 
 SPACE_MARK = (
     "\u2581"  # SentencePiece's "▁", marks a piece that follows a space.

@@ -14,8 +14,8 @@ from typing import Optional
 from google.protobuf import message
 import tensorflow as tf
 
-from official.core.errors import DamagedFileError
-from official.core.errors import first_line
+from official.errors import DamagedFileError
+from official.errors import first_line
 
 
 # Faults of the environment, not of the bytes: they propagate, so that a run

@@ -21,8 +21,8 @@ import tf_keras
 
 from official.core import checkpoint_damage
 from official.core import model_config_file
-from official.core.errors import DamagedFileError
-from official.core.errors import first_line
+from official.errors import DamagedFileError
+from official.errors import first_line
 from official.core.progress import Progress
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig

@@ -12,7 +12,7 @@ from urllib import parse
 from absl import logging
 import tensorflow as tf
 
-from official.core.errors import UnavailableError
+from official.errors import UnavailableError
 
 STRATEGY_NAMES = ("default", "one_device", "mirrored", "multi_worker", "tpu")
 

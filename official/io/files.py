@@ -3,7 +3,7 @@
 import hashlib
 import os
 
-from official.core.errors import InputError
+from official.errors import InputError
 
 
 def file_sha256(path: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from albert import ablation
 from albert.modeling.config import AlbertConfig
-from official.core.errors import InputError
+from official.errors import InputError
 from tests.helpers import ENV, REPO
 
 TINY = [

@@ -1,4 +1,5 @@
-"""`albert.model_dir`: writing a model directory and loading it back."""
+"""`albert.model_dir`: writing a model directory and loading it back
+(`albert.warm_start`: its encoder into a fine-tuning model)."""
 
 import json
 import os
@@ -9,7 +10,9 @@ import pytest
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
-from albert.checkpoint_conversion.pretrainer_weights import pretrainer_weights
+from albert import warm_start
+from albert.modeling.classifier import AlbertClassifier
+from albert.modeling.weight_names import pretrainer_weights
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import model_config_file
@@ -99,15 +102,13 @@ def test_errors_name_the_file(tmp_path):
 
 
 def test_load_encoder_weights_restores_the_encoder_only(tmp_path):
-  from albert.tasks.classifier_model import AlbertClassifier
-
   source = _random_pretrainer(1)
   folder = str(tmp_path / "m")
   model_dir_lib.write_model_dir(folder, source, step=4)
   tf.random.set_seed(7)
   classifier = AlbertClassifier.from_config_object(CONFIG, num_classes=3)
   head_before = [w.numpy() for w in classifier.classifier.weights]
-  path = model_dir_lib.load_encoder_weights(classifier.encoder, folder, CONFIG)
+  path = warm_start.load_encoder_weights(classifier.encoder, folder, CONFIG)
   assert path == os.path.join(folder, "ckpt-4")
   want, got = source.encoder.weights, classifier.encoder.weights
   assert len(want) == len(got) > 10
@@ -127,8 +128,8 @@ def test_load_encoder_weights_names_config_and_shape_mismatches(tmp_path):
       match=r"another model \(checkpoint -> config: "
       r"hidden_size: 8 -> 12, num_heads",
   ):
-    model_dir_lib.load_encoder_weights(encoder, folder, other)
+    warm_start.load_encoder_weights(encoder, folder, other)
   # Without model_config.json the restore itself names the tensor's shapes.
   os.remove(os.path.join(folder, model_config_file.FILE_NAME))
   with pytest.raises(ValueError, match="does not fit the encoder"):
-    model_dir_lib.load_encoder_weights(encoder, folder, other)
+    warm_start.load_encoder_weights(encoder, folder, other)

@@ -12,10 +12,10 @@ import tensorflow as tf
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion import finetuned_names
 from albert.modeling.encoder import AlbertEncoder
-from albert.tasks.classifier_model import AlbertClassifier
-from albert.tasks.multiple_choice_model import AlbertMultipleChoice
-from albert.tasks.squad_model import AlbertSquadModel
-from albert.tasks.token_classification_task import AlbertTokenClassifier
+from albert.modeling.classifier import AlbertClassifier
+from albert.modeling.multiple_choice import AlbertMultipleChoice
+from albert.modeling.squad import AlbertSquadModel
+from albert.modeling.token_classifier import AlbertTokenClassifier
 from tests import helpers
 from tests.albert.tasks.finetune_helpers import TINY_GIN
 

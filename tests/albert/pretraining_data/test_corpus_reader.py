@@ -5,7 +5,7 @@ import re
 import pytest
 
 from albert.pretraining_data import corpus_reader
-from official.core.errors import InputError
+from official.errors import InputError
 
 TEXT = (
     "\n\n  \nFirst doc, line one.\nLine two.\r\n\n"

@@ -15,7 +15,7 @@ from albert.pretraining_data.document_pool import document_key
 from albert.pretraining_data.document_pool import DocumentPool
 from albert.pretraining_data.document_pool import sample_block
 from albert.pretraining_data.instances import Document
-from official.core.errors import InputError
+from official.errors import InputError
 
 MARKERS = ["apple", "river", "stone", "cloud"]
 

@@ -12,7 +12,7 @@ import pytest
 import sentencepiece as spm
 
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from official.core.errors import InputError
+from official.errors import InputError
 from albert.pretraining_data.pipeline import create_pretraining_data
 from official.io.tfrecord import read_frames
 from official.io.tfrecord import read_records

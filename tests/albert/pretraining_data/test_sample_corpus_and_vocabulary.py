@@ -8,7 +8,7 @@ import pytest
 import sentencepiece as spm
 
 from albert.pretraining_data import sample_corpus
-from official.core.errors import InputError
+from official.errors import InputError
 from albert.pretraining_data.sentencepiece_trainer import sample_sentences
 from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece
 from tests import helpers

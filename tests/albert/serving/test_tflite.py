@@ -14,9 +14,9 @@ import tensorflow as tf
 from albert import export_tflite
 from albert.modeling.encoder import AlbertEncoder
 from albert.serving import tflite_export
-from albert.tasks.classifier_model import AlbertClassifier
-from albert.tasks.multiple_choice_model import AlbertMultipleChoice
-from albert.tasks.token_classification_task import AlbertTokenClassifier
+from albert.modeling.classifier import AlbertClassifier
+from albert.modeling.multiple_choice import AlbertMultipleChoice
+from albert.modeling.token_classifier import AlbertTokenClassifier
 from tests import helpers
 
 _INPUTS = ("input_word_ids", "input_mask", "input_type_ids")

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from official.core.errors import InputError
-from albert.tasks.glue_data import GLUE_TASKS, get_glue_task, read_glue
+from official.errors import InputError
+from albert.tasks.glue.data import GLUE_TASKS, get_glue_task, read_glue
 from albert.tasks.text_example import TextExample
 
 MNLI_HEADER = (

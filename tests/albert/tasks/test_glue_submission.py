@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from official.core.errors import InputError
-from albert.tasks.glue_data import read_glue
-from albert.tasks.glue_submission import write_submission
+from official.errors import InputError
+from albert.tasks.glue.data import read_glue
+from albert.tasks.glue.submission import write_submission
 
 
 def _read(path):

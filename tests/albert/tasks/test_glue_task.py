@@ -13,7 +13,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert.tasks import feature_cache
-from albert.tasks.glue_task import GlueTask, truncate_pair
+from albert.tasks.glue.task import GlueTask
+from albert.tasks.sentence_classification import truncate_pair
 from albert.tasks.text_example import TextExample
 from tests.albert.tasks import finetune_helpers as helpers
 

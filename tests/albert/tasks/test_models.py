@@ -3,9 +3,9 @@
 import numpy as np
 import tensorflow as tf
 
-from albert.tasks.classifier_model import AlbertClassifier
-from albert.tasks.multiple_choice_model import AlbertMultipleChoice
-from albert.tasks.squad_model import AlbertSquadModel
+from albert.modeling.classifier import AlbertClassifier
+from albert.modeling.multiple_choice import AlbertMultipleChoice
+from albert.modeling.squad import AlbertSquadModel
 from tests.albert.tasks.finetune_helpers import TINY
 
 

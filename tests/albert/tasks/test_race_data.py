@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from official.core.errors import InputError
-from albert.tasks.race_data import read_race
-from albert.tasks.race_metrics import race_metrics
+from official.errors import InputError
+from albert.tasks.race.data import read_race
+from albert.tasks.race.metrics import race_metrics
 from albert.tasks.text_example import MultipleChoiceExample
 
 OPTIONS = ["in the park", "at school", "at home", "on a bus"]

@@ -14,8 +14,8 @@ import pytest
 import tensorflow as tf
 
 from albert import finetuning
-from albert.tasks.race_task import RaceServingModule, RaceTask
-from albert.tasks.race_task import question_with_option
+from albert.tasks.race.task import RaceServingModule, RaceTask
+from albert.tasks.race.task import question_with_option
 from tests.albert.tasks import finetune_helpers as helpers
 
 # The article names a topic; the answer is the one option from that topic.

@@ -8,8 +8,8 @@ import gin
 
 from albert import pretraining  # noqa: F401  (gin: what demo.gin binds)
 from albert.modeling.config import AlbertConfig
-from albert.tasks import own_data
-from albert.tasks import sample_data
+from albert.tasks.own_data import reader as own_data
+from albert.tasks.own_data import sample_data
 from official.config import gin_files
 from tests import helpers as test_helpers
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from official.core.errors import InputError
-from albert.tasks import squad_data
+from official.errors import InputError
+from albert.tasks.squad import data as squad_data
 
 
 def _write(tmp_path, obj, name="train.json"):

@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 from albert.tasks import feature_cache
-from albert.tasks import squad_features
-from albert.tasks.squad_data import SquadExample, split_words
+from albert.tasks.squad import features as squad_features
+from albert.tasks.squad.data import SquadExample, split_words
 
 
 def _example(context, question, answer=None, start_char=None, qas_id="q"):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.tasks import squad_heads
+from albert.modeling import squad_heads
 
 B, T, H = 3, 8, 6
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from albert.tasks import squad_metrics
+from albert.tasks.squad import metrics as squad_metrics
 
 
 def test_normalize_answer():

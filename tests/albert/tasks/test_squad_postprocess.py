@@ -7,12 +7,12 @@ import string
 import numpy as np
 import pytest
 
-from albert.tasks import squad_data
-from albert.tasks import squad_features
-from albert.tasks import squad_metrics
-from albert.tasks import squad_postprocess
-from albert.tasks.squad_data import SquadExample, split_words
-from albert.tasks.squad_features import SquadFeature
+from albert.tasks.squad import data as squad_data
+from albert.tasks.squad import features as squad_features
+from albert.tasks.squad import metrics as squad_metrics
+from albert.tasks.squad import postprocess as squad_postprocess
+from albert.tasks.squad.data import SquadExample, split_words
+from albert.tasks.squad.features import SquadFeature
 
 T = 9
 CONTEXT = "The Eiffel  Tower is in Paris, France."

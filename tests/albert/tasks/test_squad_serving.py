@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.tasks.squad_task import SquadTask
+from albert.tasks.squad.task import SquadTask
 from tests.albert.tasks.finetune_helpers import TINY
 
 SPACES = (" ", " ", " ", "  ", "\t", "\n", " \r\n", "\u202f")

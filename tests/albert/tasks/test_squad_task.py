@@ -21,7 +21,7 @@ import pytest
 
 from albert import finetuning
 from albert.text.tokenization import SPACE_MARK
-from albert.tasks import squad_metrics
+from albert.tasks.squad import metrics as squad_metrics
 
 MARKERS = 3
 CONTEXT_WORDS = 12

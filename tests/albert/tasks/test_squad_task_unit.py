@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.tasks.squad_task import SquadTask
+from albert.tasks.squad.task import SquadTask
 from tests import helpers
 
 TINY = helpers.tiny_config(

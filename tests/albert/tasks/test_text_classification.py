@@ -12,9 +12,9 @@ import pytest
 import tensorflow as tf
 
 from albert import finetuning
-from albert.tasks import glue_metrics
-from albert.tasks import own_data
-from official.core.errors import InputError
+from albert.tasks import classification_metrics
+from albert.tasks.own_data import reader as own_data
+from official.errors import InputError
 from tests.albert.serving.test_tflite import run_export_tflite
 from tests.albert.serving.test_tflite import tflite_runner
 from tests.albert.tasks import finetune_helpers as helpers
@@ -63,11 +63,13 @@ def test_macro_f1_matches_scikit_learn():
     want = metrics.f1_score(
         labels, predictions, average="macro", zero_division=0
     )
-    assert glue_metrics.macro_f1(predictions, labels) == pytest.approx(want)
+    assert classification_metrics.macro_f1(
+        predictions, labels
+    ) == pytest.approx(want)
   # By hand: classes 0 and 1; F1(0) = 2/3, F1(1) = 0.8.
-  assert glue_metrics.macro_f1([0, 1, 1, 1], [0, 0, 1, 1]) == pytest.approx(
-      (2 / 3 + 0.8) / 2
-  )
+  assert classification_metrics.macro_f1(
+      [0, 1, 1, 1], [0, 0, 1, 1]
+  ) == pytest.approx((2 / 3 + 0.8) / 2)
 
 
 def test_readers_take_csv_tsv_and_json_lines(tmp_path):

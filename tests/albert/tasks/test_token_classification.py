@@ -8,10 +8,10 @@ import random
 import numpy as np
 import pytest
 
-from albert.tasks import conll_data
-from albert.tasks import entity_metrics
-from albert.tasks.token_classification_task import TokenClassificationTask
-from official.core.errors import InputError
+from albert.tasks.own_data import conll as conll_data
+from albert.tasks.own_data import entity_metrics
+from albert.tasks.own_data.token_classification import TokenClassificationTask
+from official.errors import InputError
 from tests.albert.tasks import finetune_helpers as helpers
 
 seqeval = pytest.importorskip("seqeval.metrics")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from official.core.errors import InputError
+from official.errors import InputError
 from albert.text.tokenization import is_word_start_piece
 from albert.text.tokenization import preprocess_text
 from albert.text.tokenization import SentencePieceTokenizer

@@ -4,7 +4,7 @@ from typing import Dict, Sequence
 
 import numpy as np
 
-from albert.tasks.glue_metrics import accuracy
+from albert.tasks.classification_metrics import accuracy
 
 
 def race_metrics(

@@ -1,4 +1,5 @@
-"""Our name of every `AlbertPretrainer` weight: the converters' common side.
+"""Our name of every `AlbertPretrainer` weight: the converters' common side,
+and what continued pretraining matches checkpoints by.
 
 A weight's name is its attribute path in the model, e.g.
 `encoder/transformer/attention_blocks/3/query/kernel` (these are also the
@@ -8,6 +9,7 @@ name tables (`original_names`, `huggingface_names`) build our side of each
 entry with the functions below.
 """
 
+import re
 from typing import Dict
 
 import tensorflow as tf
@@ -32,6 +34,16 @@ def attention_weight(index: int, name: str) -> str:
 def ffn_weight(index: int, name: str) -> str:
   """Our name of weight `name` (e.g. `intermediate/bias`) of FFN set `index`."""
   return f"encoder/transformer/ffn_blocks/{index}/{name}"
+
+
+_BLOCK = re.compile(r"^(encoder/transformer/(?:attention|ffn)_blocks/)(\d+)/")
+
+
+def first_block_name(name: str) -> str:
+  """The name of the same weight in block 0 of its kind (e.g.
+  `.../ffn_blocks/2/intermediate/kernel` -> `.../ffn_blocks/0/...`); names
+  outside the shared blocks are returned unchanged."""
+  return _BLOCK.sub(r"\g<1>0/", name)
 
 
 def _dense(prefix: str, layer) -> Dict[str, tf.Variable]:
@@ -99,7 +111,5 @@ def pretrainer_weights(pretrainer: AlbertPretrainer) -> Dict[str, tf.Variable]:
   weights.update(_layer_norm(f"{MASKED_LM}/layer_norm", head.layer_norm))
   weights[f"{MASKED_LM}/output_bias"] = head.output_bias
   weights.update(_dense(SENTENCE_ORDER, pretrainer.sentence_order.dense))
-  check_complete(
-      pretrainer, weights, "albert/checkpoint_conversion/pretrainer_weights.py"
-  )
+  check_complete(pretrainer, weights, "albert/modeling/weight_names.py")
   return weights

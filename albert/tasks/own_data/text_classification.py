@@ -2,8 +2,8 @@
 
 `gin/finetune/text_classification.gin` and `gin/finetune/text_regression.gin`
 select these tasks. `DATA_DIR` holds `train`, `dev` and (optionally) `test`
-as CSV, TSV or JSON Lines (`albert/tasks/own_data.py`); the model, features
-and serving are GLUE's (`SentenceClassificationTask`).
+as CSV, TSV or JSON Lines (`albert/tasks/own_data/reader.py`); the model,
+features and serving are GLUE's (`albert/tasks/sentence_classification.py`).
 
 The label set is `TextClassificationTask.labels` when given, else every
 label of the training file, sorted. It is saved in MODEL_DIR/labels.json
@@ -19,11 +19,11 @@ from typing import Dict, List, Optional, Sequence
 import gin
 import numpy as np
 
-from albert.tasks import glue_metrics
-from albert.tasks import labels_file
-from albert.tasks import own_data
-from albert.tasks.glue_task import SentenceClassificationTask
-from official.core.errors import InputError
+from albert.tasks import classification_metrics
+from albert.tasks.own_data import labels_file
+from albert.tasks.own_data import reader as own_data
+from albert.tasks.sentence_classification import SentenceClassificationTask
+from official.errors import InputError
 from official.io import atomic_write
 
 
@@ -240,8 +240,8 @@ class TextClassificationTask(OwnDataTask):
     labels = np.array([f["label"] for f in features])
     predictions = self._predictions(outputs)
     return {
-        "accuracy": glue_metrics.accuracy(predictions, labels),
-        "macro_f1": glue_metrics.macro_f1(predictions, labels),
+        "accuracy": classification_metrics.accuracy(predictions, labels),
+        "macro_f1": classification_metrics.macro_f1(predictions, labels),
     }
 
   def write_predictions(self, split, examples, features, outputs, output_dir):
@@ -276,8 +276,8 @@ class TextRegressionTask(OwnDataTask):
   def evaluate_outputs(self, split, examples, features, outputs):
     scores = self._predictions(outputs)
     labels = np.array([f["label"] for f in features], np.float64)
-    pearson = glue_metrics.pearson(scores, labels)
-    spearman = glue_metrics.spearman(scores, labels)
+    pearson = classification_metrics.pearson(scores, labels)
+    spearman = classification_metrics.spearman(scores, labels)
     return {
         "pearson": pearson,
         "spearman": spearman,

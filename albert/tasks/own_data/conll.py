@@ -10,8 +10,8 @@ A test file may hold the words only (one column). Files are
 import dataclasses
 from typing import List, Optional, Tuple
 
-from albert.tasks import own_data
-from official.core.errors import InputError
+from albert.tasks.own_data import reader as own_data
+from official.errors import InputError
 
 EXTENSIONS = (".txt", ".conll")
 

@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any, Dict, Optional, Tuple
 
-from official.core.errors import InputError
+from official.errors import InputError
 
 LABELS_FILE = "labels.json"
 

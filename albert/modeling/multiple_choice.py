@@ -7,7 +7,7 @@ scores of an example's options compared with a softmax.
 
 import tensorflow as tf
 
-from albert.tasks.classifier_model import AlbertClassifier
+from albert.modeling.classifier import AlbertClassifier
 
 _INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -24,6 +24,8 @@ class AlbertMultipleChoice(AlbertClassifier):
   Returns:
     {"logits": float32 [B, K]}.
   """
+
+  head_kind = "multiple_choice"
 
   def __init__(
       self,

@@ -17,7 +17,7 @@ import math
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from official.core.errors import InputError
+from official.errors import InputError
 from albert.tasks.text_example import TextExample
 
 EXTENSIONS = (".csv", ".tsv", ".jsonl", ".json")

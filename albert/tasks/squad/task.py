@@ -19,14 +19,14 @@ import gin
 import tensorflow as tf
 import tf_keras
 
-from albert.tasks import squad_data
-from albert.tasks import squad_heads
-from albert.tasks import squad_metrics
-from albert.tasks import squad_postprocess
+from albert.tasks.squad import data as squad_data
+from albert.modeling import squad_heads
+from albert.tasks.squad import metrics as squad_metrics
+from albert.tasks.squad import postprocess as squad_postprocess
 from albert.tasks.finetune_task import FinetuneTask
-from albert.tasks.squad_features import SquadFeaturizer
-from albert.tasks.squad_model import VERSIONS, AlbertSquadModel
-from albert.tasks.squad_serving import SquadServingModule
+from albert.tasks.squad.features import SquadFeaturizer
+from albert.modeling.squad import VERSIONS, AlbertSquadModel
+from albert.tasks.squad.serving import SquadServingModule
 
 _WINDOW_KEYS = (
     "input_word_ids",

@@ -11,8 +11,8 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from official.core.errors import InputError
-from albert.tasks.glue_data import GlueTaskSpec, get_glue_task
+from official.errors import InputError
+from albert.tasks.glue.data import GlueTaskSpec, get_glue_task
 from official.io import atomic_write
 
 _MAX_SCORE = 5.0  # STS-B similarity scores lie in [0, 5].

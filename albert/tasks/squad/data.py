@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from absl import logging
 
-from official.core.errors import InputError
+from official.errors import InputError
 
 # BERT's whitespace set for SQuAD contexts (U+202F is the narrow no-break
 # space that occurs in a few SQuAD paragraphs).

@@ -18,10 +18,10 @@ import numpy as np
 import tensorflow as tf
 
 from albert.serving.preprocessor import AlbertPreprocessor
-from albert.tasks import race_data
-from albert.tasks import race_metrics
+from albert.tasks.race import data as race_data
+from albert.tasks.race import metrics as race_metrics
 from albert.tasks.classification_task import ClassificationTask
-from albert.tasks.multiple_choice_model import AlbertMultipleChoice
+from albert.modeling.multiple_choice import AlbertMultipleChoice
 from official.io import atomic_write
 
 NUM_OPTIONS = 4

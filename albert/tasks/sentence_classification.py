@@ -1,39 +1,25 @@
-"""`GlueTask`: GLUE sentence(-pair) classification and STS-B regression.
+"""`SentenceClassificationTask`: what GLUE and own-data sentence tasks share.
 
-The original `run_classifier.py` head (docs/reference.md section 6): pooled
-output,
-dropout 0.1, one dense layer; cross-entropy, or squared error on one output
-for STS-B. Which files, labels, metrics and submission names a task has is
-read from `albert/tasks/glue_data.py`; the diagnostic set AX is predicted
-with the MNLI model, alongside MNLI's test sets.
+The original `run_classifier.py` (docs/reference.md section 6): a sentence or
+sentence pair packed as `[CLS] a [SEP] (b [SEP])`, the pooled output, dropout
+0.1 and one dense layer (`AlbertClassifier`); cross-entropy, or squared error
+on one output for regression (STS-B); and the raw-text serving module with
+the original export's `tf_example` signature.
 """
 
-import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import gin
 import numpy as np
 import tensorflow as tf
 
 from albert.features import RECORD_TO_MODEL
+from albert.modeling.classifier import AlbertClassifier
 from albert.serving.preprocessor import AlbertPreprocessor
-from albert.tasks import glue_data
-from albert.tasks import glue_metrics
-from albert.tasks import glue_submission
 from albert.tasks.classification_task import ClassificationTask
-from albert.tasks.classifier_model import AlbertClassifier
 from albert.tasks.finetune_task import packed_input_spec
 
-AX = "ax"
 # The inputs of the original classifier export's tf.Examples.
 ORIGINAL_INPUTS = ("input_ids", "input_mask", "segment_ids")
-# What picks the best checkpoint (GLUE's headline number of each task).
-MAIN_METRICS = {
-    "cola": "mcc",
-    "stsb": "corr",
-    "mrpc": "accuracy_and_f1",
-    "qqp": "accuracy_and_f1",
-}
 
 
 def truncate_pair(first: List[int], second: List[int], budget: int):
@@ -117,73 +103,6 @@ class SentenceClassificationTask(ClassificationTask):
         pair=self.pair,
         input_names=self.serving_inputs,
     )
-
-
-@gin.configurable
-class GlueTask(SentenceClassificationTask):
-  """One GLUE task.
-
-  Args:
-    task_name: `cola`, `sst2`, `mrpc`, `stsb`, `qqp`, `mnli`, `qnli`, `rte`
-      or `wnli` (AX is predicted by `mnli`).
-    **kwargs: `FinetuneTask` arguments.
-  """
-
-  def __init__(self, *, task_name: str = gin.REQUIRED, **kwargs):
-    super().__init__(**kwargs)
-    spec = glue_data.get_glue_task(task_name)
-    if spec.model_task != task_name:
-      raise ValueError(
-          f"GlueTask.task_name={task_name!r}: {spec.name} is "
-          f"predicted by the {spec.model_task} model (its test "
-          f"set is written by task_name='{spec.model_task}')"
-      )
-    self.spec = spec
-    self.name = task_name
-    self.main_metric = MAIN_METRICS.get(task_name, "accuracy")
-    self.is_regression = spec.is_regression
-    self.labels = spec.labels
-    self.pair = spec.labeled_columns.text_b is not None
-    self.eval_splits = spec.eval_splits
-    self.predict_splits = spec.predict_splits
-
-  def _predict_ax(self) -> bool:
-    """MNLI also writes AX.tsv when the diagnostic file is present."""
-    return (
-        self.name == "mnli"
-        and bool(self.data_dir)
-        and os.path.exists(glue_data.glue_file(AX, self.data_dir, "test"))
-    )
-
-  def predict_to_files(self, model, output_dir: str) -> List[str]:
-    paths = super().predict_to_files(model, output_dir)
-    if self._predict_ax():
-      paths += self.write_predictions(AX, *self.predict(model, AX), output_dir)
-    return paths
-
-  def read_examples(self, split):
-    data_dir = self._require_data_dir()
-    if split == AX:
-      return glue_data.read_glue(AX, data_dir, "test")
-    return glue_data.read_glue(self.name, data_dir, split)
-
-  def evaluate_outputs(self, split, examples, features, outputs):
-    labels = np.array([f["label"] for f in features])
-    return glue_metrics.glue_metrics(
-        self.name, self._predictions(outputs), labels
-    )
-
-  def write_predictions(self, split, examples, features, outputs, output_dir):
-    task, file_split = (AX, "test") if split == AX else (self.name, split)
-    return [
-        glue_submission.write_submission(
-            task,
-            file_split,
-            [e.guid for e in examples],
-            self._predictions(outputs),
-            output_dir,
-        )
-    ]
 
 
 _TEXT = tf.TensorSpec([None], tf.string)

@@ -9,7 +9,7 @@ rest are predicted `O` (and counted by the metrics, so scores stay honest),
 with a warning naming how many words were cut.
 
 Metrics are entity-level precision, recall and F1 as `seqeval` computes
-them (`albert/tasks/entity_metrics.py`), plus per-type scores and the
+them (`albert/tasks/own_data/entity_metrics.py`), plus per-type scores and the
 accuracy over words. The tag set is saved in MODEL_DIR/labels.json.
 """
 
@@ -25,31 +25,17 @@ import tensorflow_text as tf_text
 import tf_keras
 
 from albert.serving.preprocessor import AlbertPreprocessor
-from albert.tasks import conll_data
-from albert.tasks import entity_metrics
-from albert.tasks import labels_file
-from albert.tasks.classifier_model import AlbertClassifier
+from albert.tasks.own_data import conll as conll_data
+from albert.tasks.own_data import entity_metrics
+from albert.tasks.own_data import labels_file
+from albert.modeling.token_classifier import AlbertTokenClassifier
 from albert.tasks.finetune_task import FinetuneTask
 from albert.tasks.finetune_task import packed_input_spec
-from official.core.errors import InputError
+from official.errors import InputError
 from official.io import atomic_write
 
 OUTSIDE = "O"
 _TAG = re.compile(r"O|[BIES]-\S+")
-
-
-class AlbertTokenClassifier(AlbertClassifier):
-  """Per-token tag logits: `AlbertClassifier`'s dropout and dense layer on
-  the encoder's sequence output.
-
-  Returns:
-    {"logits": float32 [B, T, num_classes]}.
-  """
-
-  encoder_output = "sequence_output"
-
-  def __init__(self, encoder, *, name="albert_token_classifier", **kwargs):
-    super().__init__(encoder, name=name, **kwargs)
 
 
 @gin.configurable

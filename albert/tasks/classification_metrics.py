@@ -1,4 +1,5 @@
-"""GLUE metrics in numpy: accuracy, F1, Matthews correlation, Pearson, Spearman.
+"""Classification and regression metrics in numpy: accuracy, F1, macro-F1,
+Matthews correlation, Pearson, Spearman (GLUE, own data, RACE).
 
 The values match scikit-learn and SciPy (the GLUE evaluation uses them),
 including scikit-learn's 0.0 for an undefined F1 or MCC; neither library is a
@@ -8,8 +9,6 @@ dependency.
 from typing import Callable, Dict, Tuple
 
 import numpy as np
-
-from albert.tasks.glue_data import get_glue_task
 
 
 def _pair(predictions, labels, dtype) -> Tuple[np.ndarray, np.ndarray]:
@@ -131,7 +130,8 @@ def _corr(predictions, labels) -> float:
   return (pearson(predictions, labels) + spearman(predictions, labels)) / 2
 
 
-_METRICS: Dict[str, Callable[..., float]] = {
+# By the names GLUE's task specs and own-data tasks use.
+METRICS: Dict[str, Callable[..., float]] = {
     "accuracy": accuracy,
     "f1": f1,
     "accuracy_and_f1": _accuracy_and_f1,
@@ -140,23 +140,3 @@ _METRICS: Dict[str, Callable[..., float]] = {
     "spearman": spearman,
     "corr": _corr,
 }
-
-
-def glue_metrics(task: str, predictions, labels) -> Dict[str, float]:
-  """The metrics GLUE reports for `task` (its spec's `metric_names`).
-
-  Args:
-    task: a key of `GLUE_TASKS` or the GLUE name.
-    predictions: [N] class indices into the task's labels, or [N] float
-      scores for STS-B.
-    labels: [N], as `predictions`.
-
-  Returns:
-    metric name -> value: accuracy (classification); mcc (CoLA, AX); f1 and
-    accuracy_and_f1 (MRPC, QQP); pearson, spearman and their mean corr
-    (STS-B).
-  """
-  spec = get_glue_task(task)
-  return {
-      name: _METRICS[name](predictions, labels) for name in spec.metric_names
-  }

@@ -1,10 +1,12 @@
-"""GLUE metrics against values worked out by hand."""
+"""Classification metrics and GLUE's per-task selection against values
+worked out by hand."""
 
 import math
 
 import pytest
 
-from albert.tasks import glue_metrics as m
+from albert.tasks import classification_metrics as m
+from albert.tasks.glue.metrics import glue_metrics
 
 # Binary case used below: labels / predictions with, counting by hand,
 # TP = 3 (items 0-2), FN = 2 (items 3, 4), TN = 4 (items 5-8), FP = 1 (item 9).
@@ -78,17 +80,17 @@ def test_spearman_averages_tied_ranks():
 
 
 def test_glue_metrics_per_task():
-  assert m.glue_metrics("sst2", [1, 0, 1, 1], [1, 1, 1, 0]) == {"accuracy": 0.5}
-  cola = m.glue_metrics("cola", BINARY_PREDICTIONS, BINARY_LABELS)
+  assert glue_metrics("sst2", [1, 0, 1, 1], [1, 1, 1, 0]) == {"accuracy": 0.5}
+  cola = glue_metrics("cola", BINARY_PREDICTIONS, BINARY_LABELS)
   assert cola == pytest.approx({"accuracy": 0.7, "mcc": 0.4082482905})
   # Accuracy 7/10, F1 2/3, their mean 41/60.
-  mrpc = m.glue_metrics("MRPC", BINARY_PREDICTIONS, BINARY_LABELS)
+  mrpc = glue_metrics("MRPC", BINARY_PREDICTIONS, BINARY_LABELS)
   assert mrpc == pytest.approx(
       {"accuracy": 0.7, "f1": 2 / 3, "accuracy_and_f1": 41 / 60}
   )
-  assert m.glue_metrics("qqp", BINARY_PREDICTIONS, BINARY_LABELS) == mrpc
+  assert glue_metrics("qqp", BINARY_PREDICTIONS, BINARY_LABELS) == mrpc
   # Monotonic, so Spearman is 1; Pearson from test_pearson.
-  stsb = m.glue_metrics("stsb", [1.0, 2.0, 3.0], [2.0, 4.0, 7.0])
+  stsb = glue_metrics("stsb", [1.0, 2.0, 3.0], [2.0, 4.0, 7.0])
   assert stsb == pytest.approx(
       {
           "pearson": 0.9933992678,
@@ -96,7 +98,7 @@ def test_glue_metrics_per_task():
           "corr": (0.9933992678 + 1.0) / 2,
       }
   )
-  assert set(m.glue_metrics("mnli", [0, 1, 2], [0, 1, 1])) == {"accuracy"}
+  assert set(glue_metrics("mnli", [0, 1, 2], [0, 1, 1])) == {"accuracy"}
 
 
 def test_lengths_must_agree():

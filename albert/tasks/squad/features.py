@@ -30,7 +30,7 @@ import numpy as np
 
 from albert.text.tokenization import SentencePieceTokenizer
 from albert.tasks.finetune_task import pack_segments
-from albert.tasks.squad_data import SquadExample
+from albert.tasks.squad.data import SquadExample
 
 
 @dataclasses.dataclass

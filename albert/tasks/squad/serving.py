@@ -27,7 +27,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert.serving.preprocessor import AlbertPreprocessor
-from albert.tasks.squad_postprocess import NO_SPAN_ODDS
+from albert.tasks.squad.postprocess import NO_SPAN_ODDS
 
 _TEXT = tf.TensorSpec([None], tf.string)
 _WHITESPACE = "[ \t\r\n\u202f]+"

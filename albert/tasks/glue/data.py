@@ -20,7 +20,7 @@ import math
 import os
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from official.core.errors import InputError
+from official.errors import InputError
 from albert.tasks.text_example import TextExample
 
 

@@ -56,6 +56,8 @@ class AlbertClassifier(EncoderWithHeads):
         name="classifier",
     )
 
+  head_kind = "sequence_classification"
+
   def dummy_inputs(self) -> Dict[str, tf.Tensor]:
     """All-zero inputs of the right shapes and dtypes, to build the weights."""
     return self.encoder.dummy_inputs()

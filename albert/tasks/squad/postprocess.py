@@ -29,8 +29,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from albert.tasks.squad_data import SquadExample
-from albert.tasks.squad_features import SquadFeature
+from albert.tasks.squad.data import SquadExample
+from albert.tasks.squad.features import SquadFeature
 from official.io.atomic_write import write_atomic
 
 NO_SPAN_ODDS = 1e9  # Null odds of a question with no valid span at all.

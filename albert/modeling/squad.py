@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.encoder_with_heads import EncoderWithHeads
-from albert.tasks.squad_heads import ConditionalSpanHead, SpanHead
+from albert.modeling.squad_heads import ConditionalSpanHead, SpanHead
 
 VERSIONS = ("1.1", "2.0")
 
@@ -66,6 +66,10 @@ class AlbertSquadModel(EncoderWithHeads):
           end_n_top=end_n_top,
           name="span_head",
       )
+
+  @property
+  def head_kind(self) -> str:
+    return "squad_v1" if self.version == "1.1" else "squad_v2"
 
   def dummy_inputs(self) -> Dict[str, tf.Tensor]:
     inputs = self.encoder.dummy_inputs(

@@ -14,7 +14,7 @@ import json
 import os
 from typing import List, Sequence
 
-from official.core.errors import InputError
+from official.errors import InputError
 from albert.tasks.text_example import MultipleChoiceExample
 
 RACE_SPLITS = ("train", "dev", "test")

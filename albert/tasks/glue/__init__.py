@@ -1,0 +1,1 @@
+"""GLUE: data (the download's files), task, metrics, submission files."""

@@ -1,0 +1,95 @@
+"""`GlueTask`: GLUE sentence(-pair) classification and STS-B regression.
+
+The original `run_classifier.py` features, head and serving
+(`SentenceClassificationTask`, docs/reference.md section 6). Which files,
+labels, metrics and submission names a task has is read from
+`albert/tasks/glue/data.py`; the diagnostic set AX is predicted with the MNLI
+model, alongside MNLI's test sets.
+"""
+
+import os
+from typing import List
+
+import gin
+import numpy as np
+
+from albert.tasks.glue import data as glue_data
+from albert.tasks.glue import metrics as glue_metrics
+from albert.tasks.glue import submission as glue_submission
+from albert.tasks.sentence_classification import SentenceClassificationTask
+
+AX = "ax"
+# What picks the best checkpoint (GLUE's headline number of each task).
+MAIN_METRICS = {
+    "cola": "mcc",
+    "stsb": "corr",
+    "mrpc": "accuracy_and_f1",
+    "qqp": "accuracy_and_f1",
+}
+
+
+@gin.configurable
+class GlueTask(SentenceClassificationTask):
+  """One GLUE task.
+
+  Args:
+    task_name: `cola`, `sst2`, `mrpc`, `stsb`, `qqp`, `mnli`, `qnli`, `rte`
+      or `wnli` (AX is predicted by `mnli`).
+    **kwargs: `FinetuneTask` arguments.
+  """
+
+  def __init__(self, *, task_name: str = gin.REQUIRED, **kwargs):
+    super().__init__(**kwargs)
+    spec = glue_data.get_glue_task(task_name)
+    if spec.model_task != task_name:
+      raise ValueError(
+          f"GlueTask.task_name={task_name!r}: {spec.name} is "
+          f"predicted by the {spec.model_task} model (its test "
+          f"set is written by task_name='{spec.model_task}')"
+      )
+    self.spec = spec
+    self.name = task_name
+    self.main_metric = MAIN_METRICS.get(task_name, "accuracy")
+    self.is_regression = spec.is_regression
+    self.labels = spec.labels
+    self.pair = spec.labeled_columns.text_b is not None
+    self.eval_splits = spec.eval_splits
+    self.predict_splits = spec.predict_splits
+
+  def _predict_ax(self) -> bool:
+    """MNLI also writes AX.tsv when the diagnostic file is present."""
+    return (
+        self.name == "mnli"
+        and bool(self.data_dir)
+        and os.path.exists(glue_data.glue_file(AX, self.data_dir, "test"))
+    )
+
+  def predict_to_files(self, model, output_dir: str) -> List[str]:
+    paths = super().predict_to_files(model, output_dir)
+    if self._predict_ax():
+      paths += self.write_predictions(AX, *self.predict(model, AX), output_dir)
+    return paths
+
+  def read_examples(self, split):
+    data_dir = self._require_data_dir()
+    if split == AX:
+      return glue_data.read_glue(AX, data_dir, "test")
+    return glue_data.read_glue(self.name, data_dir, split)
+
+  def evaluate_outputs(self, split, examples, features, outputs):
+    labels = np.array([f["label"] for f in features])
+    return glue_metrics.glue_metrics(
+        self.name, self._predictions(outputs), labels
+    )
+
+  def write_predictions(self, split, examples, features, outputs, output_dir):
+    task, file_split = (AX, "test") if split == AX else (self.name, split)
+    return [
+        glue_submission.write_submission(
+            task,
+            file_split,
+            [e.guid for e in examples],
+            self._predictions(outputs),
+            output_dir,
+        )
+    ]

@@ -1,0 +1,1 @@
+"""RACE multiple choice: data, task and per-level accuracy."""
