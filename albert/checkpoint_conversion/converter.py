@@ -33,6 +33,7 @@ from albert.modeling.weight_names import pretrainer_weights
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import checkpoint_damage
+from official.errors import first_line
 from official.core import model_config_file
 from official.io import atomic_write
 from official.optimization.optimizer_config import OptimizerConfig
@@ -253,7 +254,7 @@ def read_original_config(path: Optional[str], checkpoint: str) -> AlbertConfig:
   try:
     config = AlbertConfig.from_json_file(path)
   except ValueError as e:
-    raise ConversionError(str(e).splitlines()[0]) from e
+    raise ConversionError(first_line(e)) from e
   original_names.check_config(config, path)
   return config
 
@@ -320,7 +321,7 @@ def _load(checkpoint: str) -> Tuple[AlbertPretrainer, AlbertConfig, str]:
     pretrainer, config = model_dir_lib.load_pretrainer(model_dir, ckpt)
     path = model_dir_lib.checkpoint_path(model_dir, ckpt)
   except ValueError as e:
-    raise ConversionError(str(e).splitlines()[0]) from e
+    raise ConversionError(first_line(e)) from e
   return pretrainer, config, path
 
 
@@ -346,7 +347,7 @@ def _restore_optimizer(pretrainer: AlbertPretrainer, path: str):
   except AssertionError as e:
     raise ConversionError(
         f"{path}: its optimizer state is not LAMB/AdamW state of this model "
-        f"(mixed_float16 loss scaling?): {str(e).splitlines()[0]}"
+        f"(mixed_float16 loss scaling?): {first_line(e)}"
     ) from e
   status.expect_partial()
   return optimizer

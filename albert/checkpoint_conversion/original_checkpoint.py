@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert.checkpoint_conversion.errors import ConversionError
-from albert.checkpoint_conversion.errors import first_line
+from official.errors import first_line
 
 # Present in object-based (TF2) checkpoints only.
 _OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"

@@ -17,7 +17,7 @@ from safetensors import safe_open
 from safetensors.numpy import save_file
 
 from albert.checkpoint_conversion.errors import ConversionError
-from albert.checkpoint_conversion.errors import first_line
+from official.errors import first_line
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"

@@ -32,10 +32,16 @@ _OFF = ("", "0", "false", "no", "off")
 
 
 def require_flags(*names: str) -> None:
-  """Raises InputError naming the first of `names` that is not set."""
+  """Raises InputError naming the first of `names` that is not set, with the
+  first sentence of its help: `--model_dir is required (Checkpoints, ...)`.
+
+  The one check of required flags: every command calls it first.
+  """
   for name in names:
-    if not flags.FLAGS[name].value:
-      raise InputError(f"--{name} is required")
+    flag = flags.FLAGS[name]
+    if not flag.value:
+      what = (flag.help or "").split(". ")[0].rstrip(".")
+      raise InputError(f"--{name} is required ({what})")
 
 
 def verbose() -> bool:

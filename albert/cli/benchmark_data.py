@@ -28,21 +28,28 @@ from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.pipeline import create_pretraining_data
 from albert.pretraining_data.pipeline import default_num_workers
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string("input_file", None, "Corpus (files or globs).")
-flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
-flags.DEFINE_integer("max_seq_length", 512, "Sequence length.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions.")
-flags.DEFINE_integer("dupe_factor", 1, "Passes over the corpus.")
-flags.DEFINE_integer("num_workers", None, "Processes (default: all cores).")
-flags.DEFINE_float("block_size_mb", 2.0, "Corpus block size.")
-flags.DEFINE_float(
+INPUT_FILE = flags.DEFINE_string("input_file", None, "Corpus (files or globs).")
+SPM_MODEL_FILE = flags.DEFINE_string(
+    "spm_model_file", None, "SentencePiece model."
+)
+MAX_SEQ_LENGTH = flags.DEFINE_integer("max_seq_length", 512, "Sequence length.")
+MAX_PREDICTIONS_PER_SEQ = flags.DEFINE_integer(
+    "max_predictions_per_seq", 20, "Masked positions."
+)
+DUPE_FACTOR = flags.DEFINE_integer("dupe_factor", 1, "Passes over the corpus.")
+NUM_WORKERS = flags.DEFINE_integer(
+    "num_workers", None, "Processes (default: all cores)."
+)
+BLOCK_SIZE_MB = flags.DEFINE_float("block_size_mb", 2.0, "Corpus block size.")
+BASELINE_MB = flags.DEFINE_float(
     "baseline_mb",
     4.0,
     "Run the baseline on the first MB of the corpus (whole "
     "lines); 0 skips it, -1 runs it on everything.",
 )
-flags.DEFINE_string("output_dir", None, "Where to write (default: a temp dir).")
+OUTPUT_DIR = flags.DEFINE_string(
+    "output_dir", None, "Where to write (default: a temp dir)."
+)
 
 
 def _peak_mb(who) -> float:
@@ -118,22 +125,22 @@ def _report(name, r):
 def main(argv):
   cli.unexpected_arguments(argv)
   cli.require_flags("input_file", "spm_model_file")
-  workers = FLAGS.num_workers or default_num_workers()
+  workers = NUM_WORKERS.value or default_num_workers()
   config = PretrainingDataConfig(
-      max_seq_length=FLAGS.max_seq_length,
-      max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-      dupe_factor=FLAGS.dupe_factor,
-      block_bytes=int(FLAGS.block_size_mb * (1 << 20)),
+      max_seq_length=MAX_SEQ_LENGTH.value,
+      max_predictions_per_seq=MAX_PREDICTIONS_PER_SEQ.value,
+      dupe_factor=DUPE_FACTOR.value,
+      block_bytes=int(BLOCK_SIZE_MB.value * (1 << 20)),
   )
-  out_dir = FLAGS.output_dir or tempfile.mkdtemp(prefix="albert_bench_")
+  out_dir = OUTPUT_DIR.value or tempfile.mkdtemp(prefix="albert_bench_")
   print(
       f"max_seq_length={config.max_seq_length} dupe_factor="
       f"{config.dupe_factor} workers={workers} cores={os.cpu_count()}"
   )
   ours = _in_process(
       _run_ours,
-      FLAGS.input_file,
-      FLAGS.spm_model_file,
+      INPUT_FILE.value,
+      SPM_MODEL_FILE.value,
       os.path.join(out_dir, "ours.tfrecord"),
       config,
       workers,
@@ -148,12 +155,12 @@ def main(argv):
       f"  per core: {rate / workers:,.0f} examples/s; mixing (mean "
       f"document span, ~0.8 when shuffled): {ours['mixing']:.2f}"
   )
-  if FLAGS.baseline_mb:
-    max_bytes = None if FLAGS.baseline_mb < 0 else int(FLAGS.baseline_mb * 1e6)
+  if BASELINE_MB.value:
+    max_bytes = None if BASELINE_MB.value < 0 else int(BASELINE_MB.value * 1e6)
     base = _in_process(
         _run_baseline,
-        FLAGS.input_file,
-        FLAGS.spm_model_file,
+        INPUT_FILE.value,
+        SPM_MODEL_FILE.value,
         os.path.join(out_dir, "baseline.tfrecord"),
         config,
         max_bytes,

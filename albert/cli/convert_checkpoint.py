@@ -49,46 +49,47 @@ from albert.checkpoint_conversion.errors import ConversionError
 
 FORMATS = ("original", "huggingface")
 
-FLAGS = flags.FLAGS
-flags.DEFINE_enum(
+FROM = flags.DEFINE_enum(
     "from",
     None,
     FORMATS,
     "Convert from this format into a model directory of ours.",
 )
-flags.DEFINE_enum(
+TO = flags.DEFINE_enum(
     "to", None, FORMATS, "Convert a model directory of ours into this format."
 )
-flags.DEFINE_string(
+CHECKPOINT = flags.DEFINE_string(
     "checkpoint",
     None,
     "Input: the TF1 checkpoint prefix (--from=original), the transformers "
     "model directory (--from=huggingface), or our model directory or a "
     "ckpt-N in it (--to).",
 )
-flags.DEFINE_string(
+ALBERT_CONFIG = flags.DEFINE_string(
     "albert_config",
     None,
     "--from=original: the checkpoint's albert_config.json (default: the one "
     "beside the checkpoint).",
 )
-flags.DEFINE_string(
+OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", None, "Directory to create; must not exist or be empty."
 )
-flags.DEFINE_multi_string(
+GIN_FILE = flags.DEFINE_multi_string(
     "gin_file",
     [],
     "A fine-tuned model: the task's recipe and size files (as for "
     "albert.run_finetuning); the head is converted with the encoder.",
 )
-flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings (fine-tuned).")
-flags.DEFINE_string(
+GIN_PARAM = flags.DEFINE_multi_string(
+    "gin_param", [], "Extra gin bindings (fine-tuned)."
+)
+DATA_DIR = flags.DEFINE_string(
     "data_dir",
     None,
     "Fine-tuned own-data models without labels.json: the data directory "
     "whose training file gives the labels.",
 )
-flags.DEFINE_bool(
+OPTIMIZER_SLOTS = flags.DEFINE_bool(
     "optimizer_slots",
     False,
     "Original format only: also convert the adam_m/adam_v slots (LAMB's m "
@@ -98,42 +99,39 @@ flags.DEFINE_bool(
 
 def convert() -> str:
   """Runs the conversion the flags ask for; returns what was written."""
-  source, target = FLAGS["from"].value, FLAGS.to
+  source, target = FROM.value, TO.value
   if (source is None) == (target is None):
     raise ConversionError(
         "give exactly one of --from=original|huggingface "
         "or --to=original|huggingface"
     )
-  if not FLAGS.checkpoint:
-    raise ConversionError("--checkpoint is required (the input to convert)")
-  if not FLAGS.output_dir:
-    raise ConversionError("--output_dir is required (a new directory)")
-  if FLAGS.albert_config and source != "original":
+  cli.require_flags("checkpoint", "output_dir")
+  if ALBERT_CONFIG.value and source != "original":
     raise ConversionError("--albert_config is read with --from=original only")
-  if FLAGS.optimizer_slots and "original" not in (source, target):
+  if OPTIMIZER_SLOTS.value and "original" not in (source, target):
     raise ConversionError(
         "--optimizer_slots needs the original format "
         "(Hugging Face checkpoints hold no optimizer state)"
     )
-  if FLAGS.gin_file:
-    if FLAGS.optimizer_slots:
+  if GIN_FILE.value:
+    if OPTIMIZER_SLOTS.value:
       raise ConversionError(
           "--optimizer_slots converts pretraining checkpoints; a fine-tuned "
           "model (--gin_file) goes without its optimizer state"
       )
     return _convert_finetuned(source, target)
-  common = dict(checkpoint=FLAGS.checkpoint, output_dir=FLAGS.output_dir)
+  common = dict(checkpoint=CHECKPOINT.value, output_dir=OUTPUT_DIR.value)
   if source == "original":
     return converter.from_original(
-        albert_config=FLAGS.albert_config,
-        optimizer_slots=FLAGS.optimizer_slots,
+        albert_config=ALBERT_CONFIG.value,
+        optimizer_slots=OPTIMIZER_SLOTS.value,
         **common,
     )
   if source == "huggingface":
     return converter.from_huggingface(**common)
   if target == "original":
     return converter.to_original(
-        optimizer_slots=FLAGS.optimizer_slots, **common
+        optimizer_slots=OPTIMIZER_SLOTS.value, **common
     )
   return converter.to_huggingface(**common)
 
@@ -143,9 +141,9 @@ def _task(**kwargs):
   from albert import finetuning
 
   return finetuning.build_task(
-      gin_file=FLAGS.gin_file,
-      gin_param=FLAGS.gin_param,
-      data_dir=FLAGS.data_dir,
+      gin_file=GIN_FILE.value,
+      gin_param=GIN_PARAM.value,
+      data_dir=DATA_DIR.value,
       **kwargs,
   )
 
@@ -158,7 +156,7 @@ def _convert_finetuned(source, target) -> str:
   from albert.checkpoint_conversion import safetensors_io
 
   if target is not None:  # ours -> original / transformers
-    model_dir, ckpt = model_dir_lib.split_checkpoint(FLAGS.checkpoint)
+    model_dir, ckpt = model_dir_lib.split_checkpoint(CHECKPOINT.value)
     if ckpt is None:
       model_dir = finetuning.best_seed_dir(model_dir)
     task = _task()
@@ -170,7 +168,7 @@ def _convert_finetuned(source, target) -> str:
           model,
           task.config,
           source=path,
-          output_dir=FLAGS.output_dir,
+          output_dir=OUTPUT_DIR.value,
           step=converter.checkpoint_step(path),
       )
     labels = getattr(task, "labels", None)
@@ -178,31 +176,31 @@ def _convert_finetuned(source, target) -> str:
         model,
         task.config,
         source=path,
-        output_dir=FLAGS.output_dir,
+        output_dir=OUTPUT_DIR.value,
         labels=None if getattr(task, "is_regression", False) else labels,
     )
   # original / transformers -> a fine-tuning model directory of ours
   if source == "original":
     config = converter.read_original_config(
-        FLAGS.albert_config, FLAGS.checkpoint
+        ALBERT_CONFIG.value, CHECKPOINT.value
     )
   else:
     config = huggingface_names.config_from_huggingface(
-        safetensors_io.read_config(FLAGS.checkpoint),
-        source=os.path.join(FLAGS.checkpoint, safetensors_io.CONFIG_FILE),
+        safetensors_io.read_config(CHECKPOINT.value),
+        source=os.path.join(CHECKPOINT.value, safetensors_io.CONFIG_FILE),
     )
   task = _task(model_config=config)
-  task.require_model_facts(FLAGS.output_dir)
+  task.require_model_facts(OUTPUT_DIR.value)
   model = task.build_model()
   step = 0
   if source == "original":
     step = converter.finetuned_from_original(
-        model, checkpoint=FLAGS.checkpoint, config=config
+        model, checkpoint=CHECKPOINT.value, config=config
     )
   else:
-    converter.finetuned_from_huggingface(model, checkpoint=FLAGS.checkpoint)
+    converter.finetuned_from_huggingface(model, checkpoint=CHECKPOINT.value)
   return converter.write_finetuned_dir(
-      FLAGS.output_dir,
+      OUTPUT_DIR.value,
       model,
       step=step,
       model_config=task.model_config_dict(),

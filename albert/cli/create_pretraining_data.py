@@ -28,111 +28,124 @@ from albert.pretraining_data.pipeline import create_pretraining_data
 from official import errors
 from official.errors import InputError
 
-FLAGS = flags.FLAGS
 
 # The original tool's flags, names and defaults unchanged.
-flags.DEFINE_string(
+INPUT_FILE = flags.DEFINE_string(
     "input_file", None, "Input text file(s): comma-separated files or globs."
 )
-flags.DEFINE_string(
+OUTPUT_FILE = flags.DEFINE_string(
     "output_file", None, "Output TFRecord file, or comma-separated shard names."
 )
-flags.DEFINE_string(
+VOCAB_FILE = flags.DEFINE_string(
     "vocab_file", None, "Optional; the vocabulary comes from --spm_model_file."
 )
-flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
-flags.DEFINE_string(
+SPM_MODEL_FILE = flags.DEFINE_string(
+    "spm_model_file", None, "SentencePiece model."
+)
+INPUT_FILE_MODE = flags.DEFINE_string(
     "input_file_mode",
     "r",
     "Accepted for compatibility; input is read as UTF-8.",
 )
-flags.DEFINE_bool("do_lower_case", True, "Lower-case the input text.")
-flags.DEFINE_bool(
+DO_LOWER_CASE = flags.DEFINE_bool(
+    "do_lower_case", True, "Lower-case the input text."
+)
+DO_WHOLE_WORD_MASK = flags.DEFINE_bool(
     "do_whole_word_mask", True, "Mask whole words rather than single pieces."
 )
-flags.DEFINE_bool("do_permutation", False, "Not supported (must be False).")
-flags.DEFINE_bool(
+DO_PERMUTATION = flags.DEFINE_bool(
+    "do_permutation", False, "Not supported (must be False)."
+)
+FAVOR_SHORTER_NGRAM = flags.DEFINE_bool(
     "favor_shorter_ngram",
     True,
     "p(n) ~ 1/n for masked n-grams (else favour longer ones).",
 )
-flags.DEFINE_bool(
+RANDOM_NEXT_SENTENCE = flags.DEFINE_bool(
     "random_next_sentence",
     False,
     "BERT's NSP: B from a random document (= --sentence_task=nsp).",
 )
-flags.DEFINE_integer("max_seq_length", 512, "Maximum sequence length.")
-flags.DEFINE_integer("ngram", 3, "Longest masked n-gram, in whole words.")
-flags.DEFINE_integer(
+MAX_SEQ_LENGTH = flags.DEFINE_integer(
+    "max_seq_length", 512, "Maximum sequence length."
+)
+NGRAM = flags.DEFINE_integer(
+    "ngram", 3, "Longest masked n-gram, in whole words."
+)
+MAX_PREDICTIONS_PER_SEQ = flags.DEFINE_integer(
     "max_predictions_per_seq",
     20,
     "Maximum number of masked positions per sequence.",
 )
-flags.DEFINE_integer("random_seed", 12345, "Seed of every random draw.")
-flags.DEFINE_integer(
+RANDOM_SEED = flags.DEFINE_integer(
+    "random_seed", 12345, "Seed of every random draw."
+)
+DUPE_FACTOR = flags.DEFINE_integer(
     "dupe_factor", 40, "Passes over the corpus, each with new pairs and masks."
 )
-flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
-flags.DEFINE_float(
+MASKED_LM_PROB = flags.DEFINE_float(
+    "masked_lm_prob", 0.15, "Masked LM probability."
+)
+SHORT_SEQ_PROB = flags.DEFINE_float(
     "short_seq_prob", 0.1, "Probability of a shorter target sequence length."
 )
-flags.DEFINE_bool(
+PARALLEL = flags.DEFINE_bool(
     "parallel", False, "Accepted for compatibility; see --num_workers."
 )
 
 # What scale needs.
-flags.DEFINE_enum(
+SENTENCE_TASK = flags.DEFINE_enum(
     "sentence_task",
     None,
     list(SENTENCE_TASKS),
     "Sentence-level task: sop (default), nsp or none (paper Table 5).",
 )
-flags.DEFINE_enum(
+SINGLE_SEGMENT = flags.DEFINE_enum(
     "single_segment",
     "split",
     list(SINGLE_SEGMENT_RULES),
     "SOP chunks of one segment: split (cut at a word start; default) or "
     "random_document (the original: B from a random document, label 1).",
 )
-flags.DEFINE_integer(
+DOCUMENT_POOL_SIZE = flags.DEFINE_integer(
     "document_pool_size",
     10000,
     "Documents sampled from every block of the corpus to draw random B from "
     "(nsp, random_document). Changes the output.",
 )
-flags.DEFINE_integer(
+NUM_OUTPUT_SHARDS = flags.DEFINE_integer(
     "num_output_shards",
     1,
     "Number of output files for a single --output_file; each is a uniform "
     "random sample of all examples, in random order.",
 )
-flags.DEFINE_float(
+SHUFFLE_MEMORY_MB = flags.DEFINE_float(
     "shuffle_memory_mb",
     512,
     "Records held at once while a shard is written (larger shards are "
     "written in parts). Does not change the output.",
 )
-flags.DEFINE_integer(
+NUM_WORKERS = flags.DEFINE_integer(
     "num_workers",
     None,
     "Worker processes (default: all cores). Does not change the output.",
 )
-flags.DEFINE_bool("gzip", False, "Write gzip-compressed TFRecords.")
-flags.DEFINE_float(
+GZIP = flags.DEFINE_bool("gzip", False, "Write gzip-compressed TFRecords.")
+BLOCK_SIZE_MB = flags.DEFINE_float(
     "block_size_mb",
     2.0,
     "Corpus block size: the unit of parallel work. Changes the output.",
 )
-flags.DEFINE_string(
+MANIFEST_FILE = flags.DEFINE_string(
     "manifest_file", None, "Default: manifest.json beside the first shard."
 )
-flags.DEFINE_string(
+RUNNER = flags.DEFINE_string(
     "runner",
     "local",
     "'local' (processes on this machine) or an Apache Beam "
     "runner: DirectRunner, DataflowRunner, FlinkRunner, ...",
 )
-flags.DEFINE_string(
+BEAM_PIPELINE_OPTIONS = flags.DEFINE_string(
     "beam_pipeline_options",
     "",
     "Extra Beam pipeline options, e.g. "
@@ -141,40 +154,40 @@ flags.DEFINE_string(
 
 
 def _sentence_task() -> str:
-  if FLAGS.random_next_sentence:
-    if FLAGS.sentence_task not in (None, "nsp"):
+  if RANDOM_NEXT_SENTENCE.value:
+    if SENTENCE_TASK.value not in (None, "nsp"):
       raise InputError(
           f"--random_next_sentence=True asks for NSP but "
-          f"--sentence_task={FLAGS.sentence_task}"
+          f"--sentence_task={SENTENCE_TASK.value}"
       )
     return "nsp"
-  return FLAGS.sentence_task or "sop"
+  return SENTENCE_TASK.value or "sop"
 
 
 def config_from_flags() -> PretrainingDataConfig:
   """The generation options; raises InputError for bad values."""
   cli.require_flags("input_file", "output_file", "spm_model_file")
-  if FLAGS.do_permutation:
+  if DO_PERMUTATION.value:
     raise InputError("--do_permutation=True is not supported")
-  if FLAGS.vocab_file and not os.path.isfile(FLAGS.vocab_file):
-    raise InputError(f"--vocab_file {FLAGS.vocab_file} does not exist")
-  if not FLAGS.block_size_mb > 0:
-    raise InputError(f"block_size_mb={FLAGS.block_size_mb} must be > 0")
+  if VOCAB_FILE.value and not os.path.isfile(VOCAB_FILE.value):
+    raise InputError(f"--vocab_file {VOCAB_FILE.value} does not exist")
+  if not BLOCK_SIZE_MB.value > 0:
+    raise InputError(f"block_size_mb={BLOCK_SIZE_MB.value} must be > 0")
   return PretrainingDataConfig(
-      max_seq_length=FLAGS.max_seq_length,
-      max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-      random_seed=FLAGS.random_seed,
-      dupe_factor=FLAGS.dupe_factor,
-      masked_lm_prob=FLAGS.masked_lm_prob,
-      short_seq_prob=FLAGS.short_seq_prob,
-      ngram=FLAGS.ngram,
-      favor_shorter_ngram=FLAGS.favor_shorter_ngram,
-      do_lower_case=FLAGS.do_lower_case,
-      do_whole_word_mask=FLAGS.do_whole_word_mask,
+      max_seq_length=MAX_SEQ_LENGTH.value,
+      max_predictions_per_seq=MAX_PREDICTIONS_PER_SEQ.value,
+      random_seed=RANDOM_SEED.value,
+      dupe_factor=DUPE_FACTOR.value,
+      masked_lm_prob=MASKED_LM_PROB.value,
+      short_seq_prob=SHORT_SEQ_PROB.value,
+      ngram=NGRAM.value,
+      favor_shorter_ngram=FAVOR_SHORTER_NGRAM.value,
+      do_lower_case=DO_LOWER_CASE.value,
+      do_whole_word_mask=DO_WHOLE_WORD_MASK.value,
       sentence_task=_sentence_task(),
-      block_bytes=max(1, int(FLAGS.block_size_mb * (1 << 20))),
-      single_segment=FLAGS.single_segment,
-      document_pool_size=FLAGS.document_pool_size,
+      block_bytes=max(1, int(BLOCK_SIZE_MB.value * (1 << 20))),
+      single_segment=SINGLE_SEGMENT.value,
+      document_pool_size=DOCUMENT_POOL_SIZE.value,
   )
 
 
@@ -183,21 +196,21 @@ def main(argv):
   logging.set_verbosity(logging.INFO)
   config = config_from_flags()
   common = dict(
-      input_file=FLAGS.input_file,
-      output_file=FLAGS.output_file,
-      spm_model_file=FLAGS.spm_model_file,
+      input_file=INPUT_FILE.value,
+      output_file=OUTPUT_FILE.value,
+      spm_model_file=SPM_MODEL_FILE.value,
       config=config,
-      num_output_shards=FLAGS.num_output_shards,
-      gzip=FLAGS.gzip,
-      manifest_file=FLAGS.manifest_file,
+      num_output_shards=NUM_OUTPUT_SHARDS.value,
+      gzip=GZIP.value,
+      manifest_file=MANIFEST_FILE.value,
   )
-  if FLAGS.runner == "local":
-    if FLAGS.num_workers is not None and FLAGS.num_workers < 1:
-      raise InputError(f"num_workers={FLAGS.num_workers} must be >= 1")
+  if RUNNER.value == "local":
+    if NUM_WORKERS.value is not None and NUM_WORKERS.value < 1:
+      raise InputError(f"num_workers={NUM_WORKERS.value} must be >= 1")
     try:
       create_pretraining_data(
-          num_workers=FLAGS.num_workers,
-          shuffle_memory_mb=FLAGS.shuffle_memory_mb,
+          num_workers=NUM_WORKERS.value,
+          shuffle_memory_mb=SHUFFLE_MEMORY_MB.value,
           **common,
       )
     except OSError as e:  # the finished blocks are kept: a rerun resumes
@@ -209,8 +222,8 @@ def main(argv):
     from albert.pretraining_data import beam_pipeline
 
     beam_pipeline.run(
-        runner=FLAGS.runner,
-        pipeline_args=shlex.split(FLAGS.beam_pipeline_options),
+        runner=RUNNER.value,
+        pipeline_args=shlex.split(BEAM_PIPELINE_OPTIONS.value),
         **common,
     )
 

@@ -28,6 +28,7 @@ from absl import flags
 
 from albert import cli
 from albert import REPO_ROOT
+from albert.experiments import curves
 from official.errors import CommandError
 from official.errors import InputError
 from official.io import atomic_write
@@ -110,8 +111,6 @@ def _check_settings(path: str) -> None:
 
 def plot_loss(model_dir: str, path: str) -> str:
   """The training loss and held-out masked-LM loss against steps, as a PNG."""
-  from albert import curves
-
   tags = ("loss", "masked_lm_loss")
   train = curves.read_scalars(os.path.join(model_dir, "train"), tags)
   held_out = curves.read_scalars(os.path.join(model_dir, "eval"), tags)

@@ -15,28 +15,29 @@ from albert import cli
 from albert.pretraining_data import sample_corpus
 from official.errors import InputError
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string("output", "sample_corpus.txt", "Corpus file to write.")
-flags.DEFINE_float(
+OUTPUT = flags.DEFINE_string(
+    "output", "sample_corpus.txt", "Corpus file to write."
+)
+MAX_MB = flags.DEFINE_float(
     "max_mb", None, "Stop before this many MB (whole documents only)."
 )
 
 
 def main(argv):
   cli.unexpected_arguments(argv)
-  if FLAGS.max_mb is not None and FLAGS.max_mb <= 0:
-    raise InputError(f"max_mb={FLAGS.max_mb} must be > 0")
-  directory = os.path.dirname(os.path.abspath(FLAGS.output))
+  if MAX_MB.value is not None and MAX_MB.value <= 0:
+    raise InputError(f"max_mb={MAX_MB.value} must be > 0")
+  directory = os.path.dirname(os.path.abspath(OUTPUT.value))
   if not os.path.isdir(directory):
     raise InputError(
         f"directory {directory} does not exist: create it or choose another "
         "--output"
     )
-  max_bytes = None if FLAGS.max_mb is None else int(FLAGS.max_mb * 1e6)
-  size = sample_corpus.write_sample_corpus(FLAGS.output, max_bytes)
+  max_bytes = None if MAX_MB.value is None else int(MAX_MB.value * 1e6)
+  size = sample_corpus.write_sample_corpus(OUTPUT.value, max_bytes)
   logging.info(
       "Wrote %s: %.2f MB from the docs of %s",
-      FLAGS.output,
+      OUTPUT.value,
       size / 1e6,
       sample_corpus.stdlib_dir(),
   )

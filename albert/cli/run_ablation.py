@@ -7,45 +7,64 @@ Experiments: `sentence_task` (none / NSP / SOP, paper Table 5),
 `sharing` (all-shared / shared-attention / shared-FFN / not-shared, Table 4),
 `embedding_size` (E = 16 / 32 / 64 / 128, Table 3). Writes
 WORK_DIR/EXPERIMENT/results.md, results.json and one PNG per held-out metric;
-a rerun skips what is done (see albert/ablation.py and docs/experiments.md).
+a rerun skips what is done (see albert/experiments/ and docs/experiments.md).
 """
 
 from absl import flags
 from absl import logging
 
-from albert import ablation
+from albert.experiments import ablation
+from albert.experiments.variants import EXPERIMENTS
+from albert.experiments.report import results_table
 from albert import cli
 
-FLAGS = flags.FLAGS
-flags.DEFINE_enum(
-    "experiment", None, list(ablation.EXPERIMENTS), "Which ablation."
+EXPERIMENT = flags.DEFINE_enum(
+    "experiment", None, list(EXPERIMENTS), "Which ablation."
 )
-flags.DEFINE_string(
+CORPUS = flags.DEFINE_string(
     "corpus",
     None,
     "Text: one sentence per line, blank line between documents.",
 )
-flags.DEFINE_string("work_dir", None, "Data, models and results go here.")
-flags.DEFINE_integer("train_steps", 3000, "Steps per variant (same budget).")
-flags.DEFINE_multi_string(
+WORK_DIR = flags.DEFINE_string(
+    "work_dir", None, "Data, models and results go here."
+)
+TRAIN_STEPS = flags.DEFINE_integer(
+    "train_steps", 3000, "Steps per variant (same budget)."
+)
+GIN_FILE = flags.DEFINE_multi_string(
     "gin_file",
     ["gin/tiny.gin", "gin/demo.gin"],
     "Model and recipe, layered after gin/pretrain.gin.",
 )
-flags.DEFINE_multi_string("gin_param", [], "Extra bindings for every variant.")
-flags.DEFINE_integer("vocab_size", 8000, "SentencePiece pieces (at most).")
-flags.DEFINE_integer("seq_length", 128, "max_seq_length of the data.")
-flags.DEFINE_integer(
+GIN_PARAM = flags.DEFINE_multi_string(
+    "gin_param", [], "Extra bindings for every variant."
+)
+VOCAB_SIZE = flags.DEFINE_integer(
+    "vocab_size", 8000, "SentencePiece pieces (at most)."
+)
+SEQ_LENGTH = flags.DEFINE_integer(
+    "seq_length", 128, "max_seq_length of the data."
+)
+MAX_PREDICTIONS_PER_SEQ = flags.DEFINE_integer(
     "max_predictions_per_seq",
     None,
     "Masked positions per sequence (default: ceil(0.15 x seq_length), "
     "room for every masked position).",
 )
-flags.DEFINE_integer("dupe_factor", 5, "Passes over the training text.")
-flags.DEFINE_integer("heldout_every", 20, "Hold out every N-th document.")
-flags.DEFINE_integer("eval_steps", 50, "Batches per held-out evaluation.")
-flags.DEFINE_integer("eval_points", 10, "Held-out evaluations per curve.")
-flags.DEFINE_integer(
+DUPE_FACTOR = flags.DEFINE_integer(
+    "dupe_factor", 5, "Passes over the training text."
+)
+HELDOUT_EVERY = flags.DEFINE_integer(
+    "heldout_every", 20, "Hold out every N-th document."
+)
+EVAL_STEPS = flags.DEFINE_integer(
+    "eval_steps", 50, "Batches per held-out evaluation."
+)
+EVAL_POINTS = flags.DEFINE_integer(
+    "eval_points", 10, "Held-out evaluations per curve."
+)
+PARALLEL = flags.DEFINE_integer(
     "parallel",
     1,
     "Variants trained (and evaluated) N at a time, each with cores/N "
@@ -59,22 +78,22 @@ def main(argv):
   logging.set_verbosity(logging.INFO)
   cli.require_flags("experiment", "corpus", "work_dir")
   results = ablation.Ablation(
-      experiment=FLAGS.experiment,
-      corpus=FLAGS.corpus,
-      work_dir=FLAGS.work_dir,
-      train_steps=FLAGS.train_steps,
-      gin_files=FLAGS.gin_file,
-      gin_params=FLAGS.gin_param,
-      vocab_size=FLAGS.vocab_size,
-      seq_length=FLAGS.seq_length,
-      max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-      dupe_factor=FLAGS.dupe_factor,
-      heldout_every=FLAGS.heldout_every,
-      eval_steps=FLAGS.eval_steps,
-      eval_points=FLAGS.eval_points,
-      parallel=FLAGS.parallel,
+      experiment=EXPERIMENT.value,
+      corpus=CORPUS.value,
+      work_dir=WORK_DIR.value,
+      train_steps=TRAIN_STEPS.value,
+      gin_files=GIN_FILE.value,
+      gin_params=GIN_PARAM.value,
+      vocab_size=VOCAB_SIZE.value,
+      seq_length=SEQ_LENGTH.value,
+      max_predictions_per_seq=MAX_PREDICTIONS_PER_SEQ.value,
+      dupe_factor=DUPE_FACTOR.value,
+      heldout_every=HELDOUT_EVERY.value,
+      eval_steps=EVAL_STEPS.value,
+      eval_points=EVAL_POINTS.value,
+      parallel=PARALLEL.value,
   ).run()
-  print(ablation.results_table(results))
+  print(results_table(results))
 
 
 def run():

@@ -18,39 +18,42 @@ from absl import logging
 from albert import cli
 from albert.pretraining_data import sentencepiece_trainer as trainer_lib
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string("input", None, "Text files: comma-separated files/globs.")
-flags.DEFINE_string(
+INPUT = flags.DEFINE_string(
+    "input", None, "Text files: comma-separated files/globs."
+)
+MODEL_PREFIX = flags.DEFINE_string(
     "model_prefix", None, "Writes PREFIX.model and PREFIX.vocab."
 )
-flags.DEFINE_integer("vocab_size", 30000, "Number of pieces.")
-flags.DEFINE_integer(
+VOCAB_SIZE = flags.DEFINE_integer("vocab_size", 30000, "Number of pieces.")
+MAX_SENTENCES = flags.DEFINE_integer(
     "max_sentences",
     trainer_lib.ORIGINAL_MAX_SENTENCES,
     "Lines sampled from the input for training (original: 10M).",
 )
-flags.DEFINE_bool(
+DO_LOWER_CASE = flags.DEFINE_bool(
     "do_lower_case", True, "Lower-case, as create_pretraining_data does."
 )
-flags.DEFINE_float(
+CHARACTER_COVERAGE = flags.DEFINE_float(
     "character_coverage", 0.99995, "Share of characters the vocabulary covers."
 )
-flags.DEFINE_list(
+USER_DEFINED_SYMBOLS = flags.DEFINE_list(
     "user_defined_symbols",
     list(trainer_lib.ORIGINAL_USER_DEFINED_SYMBOLS),
     "Extra pieces that are never split (default: the original's).",
 )
-flags.DEFINE_bool(
+HARD_VOCAB_LIMIT = flags.DEFINE_bool(
     "hard_vocab_limit", True, "Fail if the corpus cannot support --vocab_size."
 )
-flags.DEFINE_enum(
+MODEL_TYPE = flags.DEFINE_enum(
     "model_type",
     "unigram",
     list(trainer_lib.MODEL_TYPES),
     "SentencePiece algorithm (original: unigram).",
 )
-flags.DEFINE_integer("seed", 12345, "Seed of the sentence sample.")
-flags.DEFINE_integer("num_threads", 0, "Trainer threads (0: all cores).")
+SEED = flags.DEFINE_integer("seed", 12345, "Seed of the sentence sample.")
+NUM_THREADS = flags.DEFINE_integer(
+    "num_threads", 0, "Trainer threads (0: all cores)."
+)
 
 
 def main(argv):
@@ -58,17 +61,17 @@ def main(argv):
   logging.set_verbosity(logging.INFO)
   cli.require_flags("input", "model_prefix")
   trainer_lib.train_sentencepiece(
-      input_file=FLAGS.input,
-      model_prefix=FLAGS.model_prefix,
-      vocab_size=FLAGS.vocab_size,
-      max_sentences=FLAGS.max_sentences,
-      do_lower_case=FLAGS.do_lower_case,
-      character_coverage=FLAGS.character_coverage,
-      user_defined_symbols=FLAGS.user_defined_symbols,
-      hard_vocab_limit=FLAGS.hard_vocab_limit,
-      seed=FLAGS.seed,
-      num_threads=FLAGS.num_threads,
-      model_type=FLAGS.model_type,
+      input_file=INPUT.value,
+      model_prefix=MODEL_PREFIX.value,
+      vocab_size=VOCAB_SIZE.value,
+      max_sentences=MAX_SENTENCES.value,
+      do_lower_case=DO_LOWER_CASE.value,
+      character_coverage=CHARACTER_COVERAGE.value,
+      user_defined_symbols=USER_DEFINED_SYMBOLS.value,
+      hard_vocab_limit=HARD_VOCAB_LIMIT.value,
+      seed=SEED.value,
+      num_threads=NUM_THREADS.value,
+      model_type=MODEL_TYPE.value,
   )
 
 

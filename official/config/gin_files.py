@@ -5,6 +5,8 @@ from typing import Iterable, Sequence
 
 import gin
 
+from official.errors import first_line
+
 
 class GinConfigError(ValueError):
   """A gin file or binding cannot be used; the message says which and why."""
@@ -38,20 +40,15 @@ def parse_gin(
     try:
       gin.parse_config_file(gin_file)
     except (ValueError, SyntaxError, KeyError, TypeError, IOError) as e:
-      raise GinConfigError(f"gin file {gin_file!r}: {_one_line(e)}") from e
+      raise GinConfigError(f"gin file {gin_file!r}: {first_line(e)}") from e
   for binding in gin_params:
     try:
       gin.parse_config(binding)
     except (ValueError, SyntaxError, KeyError, TypeError) as e:
-      raise GinConfigError(f"gin binding {binding!r}: {_one_line(e)}") from e
+      raise GinConfigError(f"gin binding {binding!r}: {first_line(e)}") from e
 
 
 def _exists(path: str, search_paths: Iterable[str]) -> bool:
   return os.path.exists(path) or any(
       os.path.exists(os.path.join(root, path)) for root in search_paths
   )
-
-
-def _one_line(error: Exception) -> str:
-  lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-  return lines[0] if lines else type(error).__name__

@@ -13,6 +13,7 @@ from absl import logging
 import tensorflow as tf
 
 from official.errors import UnavailableError
+from official.errors import first_line
 
 STRATEGY_NAMES = ("default", "one_device", "mirrored", "multi_worker", "tpu")
 
@@ -86,9 +87,8 @@ def _make_tpu_strategy(tpu: Optional[str], connect_timeout_s: float):
     tf.tpu.experimental.initialize_tpu_system(resolver)
     return tf.distribute.TPUStrategy(resolver)
   except (ValueError, RuntimeError, tf.errors.OpError) as e:
-    first_line = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
     raise UnavailableError(
-        f"cannot use TPU {tpu!r}: {first_line}; check --tpu and "
+        f"cannot use TPU {tpu!r}: {first_line(e)}; check --tpu and "
         "that the TPU is up and reachable"
     ) from e
 

@@ -15,7 +15,9 @@ def read_scalars(directory: str, tags: Sequence[str]) -> Dict[str, Curve]:
   """tag -> [(step, value)] sorted by step, over every event file in
   `directory` (a missing directory gives empty curves). A step written twice
   (a resumed run) keeps the last value read."""
-  import tensorflow as tf
+  # Imported here: the experiment driver and the demo run TensorFlow in
+  # their child processes and load it themselves only to read the curves.
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
   points: Dict[str, Dict[int, float]] = {t: {} for t in tags}
   names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
@@ -40,7 +42,9 @@ def plot(
 ) -> str:
   """One PNG at `path`: a line per label (values times `scale`), written
   under a temporary name and renamed when complete. Returns `path`."""
-  import matplotlib
+  # Imported here: matplotlib takes a second to load and only plots need it;
+  # the backend must be chosen before pyplot is imported.
+  import matplotlib  # pylint: disable=g-import-not-at-top
 
   matplotlib.use("Agg")
   from matplotlib import pyplot as plt

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from albert import ablation
+from albert.experiments.split_corpus import split_corpus
+from albert.experiments.variants import CURVE_METRICS
+from albert.experiments.variants import EXPERIMENTS
 from albert.modeling.config import AlbertConfig
 from official.errors import InputError
 from tests.helpers import ENV, REPO
@@ -30,34 +32,34 @@ def test_split_corpus_holds_out_every_nth_document(tmp_path):
       + "\n"
   )
   train, heldout = tmp_path / "train.txt", tmp_path / "heldout.txt"
-  counts = ablation.split_corpus(str(corpus), str(train), str(heldout), 4)
+  counts = split_corpus(str(corpus), str(train), str(heldout), 4)
   assert counts == {"train": 8, "heldout": 2}
   assert heldout.read_text() == (
       "doc 3 line one.\ndoc 3 line two.\n\ndoc 7 line one.\ndoc 7 line two.\n\n"
   )
   assert "doc 3" not in train.read_text() and "doc 9" in train.read_text()
   with pytest.raises(InputError, match="needs at least 16"):
-    ablation.split_corpus(str(corpus), str(train), str(heldout), 8)
+    split_corpus(str(corpus), str(train), str(heldout), 8)
 
 
 def test_plans_follow_the_paper_tables():
-  assert [v.label for v in ablation.EXPERIMENTS["sentence_task"]] == [
+  assert [v.label for v in EXPERIMENTS["sentence_task"]] == [
       "None",
       "NSP",
       "SOP",
   ]
-  assert [v.sentence_task for v in ablation.EXPERIMENTS["sentence_task"]] == [
+  assert [v.sentence_task for v in EXPERIMENTS["sentence_task"]] == [
       "none",
       "nsp",
       "sop",
   ]
   for name in ("sharing", "embedding_size"):
-    for variant in ablation.EXPERIMENTS[name]:
+    for variant in EXPERIMENTS[name]:
       assert variant.sentence_task == "sop"
       ((binding,),) = [variant.gin_params]
       field, value = binding.removeprefix("AlbertConfig.").split("=")
       AlbertConfig.explicit(**{field: eval(value)})  # A valid config.
-  assert [v.name for v in ablation.EXPERIMENTS["sharing"]] == [
+  assert [v.name for v in EXPERIMENTS["sharing"]] == [
       "all",
       "attention",
       "ffn",
@@ -106,7 +108,7 @@ def test_sentence_task_experiment_end_to_end(tmp_path, corpus_path):
   table = (out / "results.md").read_text()
   assert "| trained on | MLM accuracy | NSP accuracy | SOP accuracy |" in table
   assert all(f"| {label} |" in table for label in ("None", "NSP", "SOP"))
-  for metric in ablation.CURVE_METRICS:
+  for metric in CURVE_METRICS:
     assert (out / f"{metric}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
   # A rerun finds every step done: no training, the same results.
   before = (out / "sop" / "train_metrics.json").stat().st_mtime_ns

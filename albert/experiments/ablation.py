@@ -35,96 +35,24 @@ from typing import Dict, List, Optional, Sequence
 from absl import logging
 
 from albert import REPO_ROOT
+from albert.experiments import curves
+from albert.experiments.report import plot_curves
+from albert.experiments.report import results_table
+from albert.experiments.split_corpus import split_corpus
+from albert.experiments.variants import CURVE_METRICS
+from albert.experiments.variants import EVAL_SETS
+from albert.experiments.variants import EXPERIMENTS
+from albert.experiments.variants import Variant
+from albert.modeling.config import AlbertConfig
+from albert.modeling.parameter_counts import parameter_counts
+from albert.pretraining_data.data_config import PretrainingDataConfig
+from albert.pretraining_data.pipeline import create_pretraining_data
+from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece
+from albert.text.tokenization import SentencePieceTokenizer
+from official.benchmark.cpu_info import available_cores
 from official.errors import CommandError
 from official.errors import InputError
 from official.io import atomic_write
-
-
-@dataclasses.dataclass(frozen=True)
-class Variant:
-  """One model of an experiment.
-
-  Attributes:
-    name: short name (directory and table row).
-    sentence_task: the task of its training data and loss.
-    gin_params: extra bindings (architecture).
-    label: the row label in results.md.
-  """
-
-  name: str
-  sentence_task: str
-  gin_params: Sequence[str] = ()
-  label: str = ""
-
-
-EXPERIMENTS: Dict[str, List[Variant]] = {
-    # Paper Table 5: the sentence-level task.
-    "sentence_task": [
-        Variant("none", "none", label="None"),
-        Variant("nsp", "nsp", label="NSP"),
-        Variant("sop", "sop", label="SOP"),
-    ],
-    # Paper Table 4: what the layers share.
-    "sharing": [
-        Variant(s, "sop", (f"AlbertConfig.sharing='{s}'",), label)
-        for s, label in (
-            ("all", "all-shared"),
-            ("attention", "shared-attention"),
-            ("ffn", "shared-FFN"),
-            ("none", "not-shared"),
-        )
-    ],
-    # Paper Table 3: the factorized embedding size E.
-    "embedding_size": [
-        Variant(f"E{e}", "sop", (f"AlbertConfig.embedding_size={e}",), f"E={e}")
-        for e in (16, 32, 64, 128)
-    ],
-}
-EVAL_SETS = ("sop", "nsp")
-CURVE_METRICS = ("masked_lm_accuracy", "sentence_order_accuracy")
-
-
-def split_corpus(
-    corpus: str, train_path: str, heldout_path: str, heldout_every: int
-) -> Dict[str, int]:
-  """Every heldout_every-th document (blank-line separated) is held out."""
-  counts = {"train": 0, "heldout": 0}
-  tmp_train, tmp_heldout = train_path + ".tmp", heldout_path + ".tmp"
-  with (
-      open(corpus, encoding="utf-8") as f,
-      open(tmp_train, "w", encoding="utf-8") as train,
-      open(tmp_heldout, "w", encoding="utf-8") as heldout,
-  ):
-    document: List[str] = []
-    index = 0
-
-    def flush():
-      nonlocal index
-      if not document:
-        return
-      held = index % heldout_every == heldout_every - 1
-      out = heldout if held else train
-      out.write("".join(document) + "\n")
-      counts["heldout" if held else "train"] += 1
-      document.clear()
-      index += 1
-
-    for line in f:
-      if line.strip():
-        document.append(line if line.endswith("\n") else line + "\n")
-      else:
-        flush()
-    flush()
-  if counts["heldout"] < 2 or counts["train"] < 2:
-    os.remove(tmp_train)
-    os.remove(tmp_heldout)
-    raise InputError(
-        f"corpus {corpus} has {sum(counts.values())} documents; the ablation "
-        f"needs at least {2 * heldout_every} (blank lines between documents)"
-    )
-  os.replace(tmp_train, train_path)
-  os.replace(tmp_heldout, heldout_path)
-  return counts
 
 
 @dataclasses.dataclass
@@ -157,8 +85,6 @@ class Ablation:
     if not os.path.isfile(self.corpus):
       raise InputError(f"corpus {self.corpus} does not exist")
     if self.max_predictions_per_seq is None:
-      from albert.pretraining_data.data_config import PretrainingDataConfig
-
       self.max_predictions_per_seq = math.ceil(
           PretrainingDataConfig.masked_lm_prob * self.seq_length
       )
@@ -181,13 +107,6 @@ class Ablation:
     return os.path.join(self.data_dir, name)
 
   def prepare_data(self) -> None:
-    from albert.pretraining_data.data_config import PretrainingDataConfig
-    from albert.pretraining_data.pipeline import create_pretraining_data
-    from albert.pretraining_data.sentencepiece_trainer import (
-        train_sentencepiece,
-    )
-    from albert.text.tokenization import SentencePieceTokenizer
-
     os.makedirs(self.data_dir, exist_ok=True)
     train_txt = os.path.join(self.data_dir, "train.txt")
     heldout_txt = os.path.join(self.data_dir, "heldout.txt")
@@ -276,8 +195,6 @@ class Ablation:
     if self.parallel > 1:
       # Runs side by side share the cores: one thread each for the products
       # (TensorFlow splits this model's small products poorly anyway).
-      from official.benchmark.cpu_info import available_cores
-
       threads = max(1, available_cores() // self.parallel)
       env = dict(os.environ, TF_NUM_INTRAOP_THREADS=str(threads))
     result = subprocess.run(
@@ -326,9 +243,6 @@ class Ablation:
   # --- Report -----------------------------------------------------------
 
   def parameters(self, variant: Variant) -> int:
-    from albert.modeling.config import AlbertConfig
-    from albert.modeling.parameter_counts import parameter_counts
-
     with open(
         os.path.join(self.model_dir(variant), "model_config.json"),
         encoding="utf-8",
@@ -339,8 +253,6 @@ class Ablation:
   def curves(self, variant: Variant) -> Dict[str, List]:
     """Held-out curves from the TensorBoard event files: metric -> [(step,
     value)]."""
-    from albert import curves
-
     return curves.read_scalars(
         os.path.join(self.model_dir(variant), "eval"), CURVE_METRICS
     )
@@ -401,56 +313,3 @@ class Ablation:
         os.path.join(self.models_dir, "results.md"), results_table(results)
     )
     plot_curves(results, self.models_dir)
-
-
-def results_table(results: Dict) -> str:
-  """Markdown: Table 5's columns, or parameters and accuracies."""
-  rows = []
-  if results["experiment"] == "sentence_task":
-    header = (
-        "| trained on | MLM accuracy | NSP accuracy | SOP accuracy | "
-        "parameters | train time |\n|---|---|---|---|---|---|"
-    )
-  else:
-    header = (
-        "| variant | parameters | MLM accuracy | SOP accuracy | NSP accuracy "
-        "| train time |\n|---|---|---|---|---|---|"
-    )
-  for v in results["variants"].values():
-    sop, nsp = v["eval"]["sop"], v["eval"]["nsp"]
-    mlm = 100 * sop["masked_lm_accuracy"]
-    nsp_acc = 100 * nsp.get("sentence_order_accuracy", float("nan"))
-    sop_acc = 100 * sop.get("sentence_order_accuracy", float("nan"))
-    params = f"{v['backbone_params'] / 1e6:.2f} M"
-    minutes = f"{v['train_seconds'] / 60:.1f} min"
-    if results["experiment"] == "sentence_task":
-      cells = [v["label"], f"{mlm:.1f}", f"{nsp_acc:.1f}", f"{sop_acc:.1f}"]
-      cells += [params, minutes]
-    else:
-      cells = [v["label"], params, f"{mlm:.1f}", f"{sop_acc:.1f}"]
-      cells += [f"{nsp_acc:.1f}", minutes]
-    rows.append("| " + " | ".join(cells) + " |")
-  return (
-      f"# {results['experiment']}: {results['train_steps']} steps\n\n"
-      "Accuracies in %, on held-out documents (masked-LM accuracy on the "
-      "SOP-style set).\n\n" + header + "\n" + "\n".join(rows) + "\n"
-  )
-
-
-def plot_curves(results: Dict, out_dir: str) -> List[str]:
-  """One PNG per held-out metric, a line per variant; returns the paths."""
-  from albert import curves
-
-  return [
-      curves.plot(
-          os.path.join(out_dir, f"{metric}.png"),
-          {
-              v["label"]: v["curves"].get(metric, [])
-              for v in results["variants"].values()
-          },
-          ylabel=f"held-out {metric.replace('_', ' ')} (%)",
-          title=f"{results['experiment']}: {metric}",
-          scale=100,
-      )
-      for metric in CURVE_METRICS
-  ]

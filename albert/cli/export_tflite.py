@@ -1,0 +1,137 @@
+r"""TFLite export: `python -m albert.export_tflite`.
+
+  # the pretrained encoder (pooled_output, sequence_output)
+  python -m albert.export_tflite --model_dir=runs/base --output=encoder.tflite \
+      [--seq_length=128] [--precision=float32|dynamic_int8]
+  # a fine-tuned model, from its recipe: sentence classification (logits,
+  # probabilities), regression (score) or token classification (logits,
+  # probabilities per token)
+  python -m albert.export_tflite --model_dir=runs/mydata \
+      --gin_file=gin/finetune/text_classification.gin --gin_file=gin/base.gin \
+      --output=mydata.tflite --precision=dynamic_int8
+
+The flatbuffer's `serving_default` signature runner takes int32 [B, seq_length]
+`input_word_ids`, `input_mask`, `input_type_ids`; tokenise with the
+`preprocessing` SavedModel or SentencePiece (TF-Text's ops have no TFLite
+kernels). `dynamic_int8` stores int8 weights (about a third of the size).
+SQuAD and RACE models are served as SavedModels only.
+
+`python tools/benchmark_tflite.py` times both precisions against the
+SavedModel at batch 1.
+"""
+
+import os
+from typing import Callable, Sequence
+
+from absl import flags
+from absl import logging
+
+from albert import cli
+from albert import finetuning
+from albert import model_dir as model_dir_lib
+from albert.serving import tflite_export
+from official.errors import InputError
+
+MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
+CHECKPOINT = flags.DEFINE_string(
+    "checkpoint", None, "Checkpoint (default: latest in --model_dir)."
+)
+OUTPUT = flags.DEFINE_string("output", None, "The .tflite file to write.")
+SEQ = flags.DEFINE_integer(
+    "seq_length",
+    None,
+    "Input length (default: the fine-tuning task's, or 128 for an encoder).",
+)
+PRECISION = flags.DEFINE_enum(
+    "precision", "float32", tflite_export.PRECISIONS, "Weights of the model."
+)
+GIN_FILES = flags.DEFINE_multi_string(
+    "gin_file",
+    [],
+    "A fine-tuning recipe and size: export that task's classifier. Without "
+    "them, the pretrained encoder of --model_dir is exported.",
+)
+GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
+
+
+# Heads whose models take packed [B, T] inputs (what a TFLite model takes).
+_PACKED_INPUT_HEADS = ("sequence_classification", "token_classification")
+
+
+def finetuned_outputs(task, model) -> Callable:
+  """The outputs function of a fine-tuned model on packed [B, T] inputs:
+  sentence classification or regression (GLUE, own data) and token
+  classification. SQuAD and RACE models take other inputs and return spans
+  or per-choice scores: ValueError."""
+  if getattr(model, "head_kind", None) not in _PACKED_INPUT_HEADS:
+    raise ValueError(
+        f"{type(task).__name__} is not a classification, regression or "
+        "token classification task: TFLite export covers those; serve "
+        "this one as a SavedModel (python -m albert.run_finetuning "
+        "--mode=export)"
+    )
+  if getattr(task, "is_regression", False):
+    return tflite_export.regression_outputs
+  return tflite_export.classifier_outputs
+
+
+def main(argv: Sequence[str]) -> None:
+  cli.unexpected_arguments(argv)
+  cli.require_flags("model_dir", "output")
+  output = OUTPUT.value
+  if os.path.isdir(output):
+    raise InputError(f"--output={output} is a directory: name the .tflite file")
+  directory = os.path.dirname(os.path.abspath(output))
+  if not os.path.isdir(directory):
+    raise InputError(
+        f"--output={output}: directory {directory} does not exist; create it"
+    )
+  if not os.path.isdir(MODEL_DIR.value):
+    raise InputError(f"--model_dir={MODEL_DIR.value} does not exist")
+  if GIN_FILES.value:
+    task = finetuning.build_task(
+        gin_file=GIN_FILES.value, gin_param=GIN_PARAMS.value
+    )
+    model_dir = finetuning.best_seed_dir(MODEL_DIR.value)
+    task.use_model_dir(model_dir)
+    task.require_model_facts(model_dir)
+    model = task.build_model()
+    try:
+      outputs = finetuned_outputs(task, model)
+    except ValueError as e:
+      raise InputError(f"--gin_file: {e}") from None
+    finetuning.restore_model(model, model_dir, CHECKPOINT.value)
+    seq_length = SEQ.value or task.seq_length
+    encoder = model.encoder
+  else:
+    pretrainer = model_dir_lib.load_pretrainer(
+        MODEL_DIR.value, CHECKPOINT.value
+    )[0]
+    model = encoder = pretrainer.encoder
+    outputs = tflite_export.encoder_outputs
+    seq_length = SEQ.value or 128
+  limit = encoder.config.max_position_embeddings
+  if not 2 <= seq_length <= limit:
+    raise InputError(
+        f"--seq_length={seq_length}: the model takes 2 to {limit} tokens"
+    )
+  flatbuffer = tflite_export.convert(
+      model, outputs, seq_length=seq_length, precision=PRECISION.value
+  )
+  tflite_export.write(output, flatbuffer)
+  logging.info(
+      "Wrote %s: %.1f MB, %s weights, inputs int32 [batch, %d]",
+      output,
+      len(flatbuffer) / 1e6,
+      PRECISION.value,
+      seq_length,
+  )
+
+
+def run():
+  """Entry point of tools/, console scripts and `python -m`."""
+  cli.run_command(main, __doc__)
+
+
+if __name__ == "__main__":
+  run()

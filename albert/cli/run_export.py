@@ -1,0 +1,87 @@
+r"""Exports a trained ALBERT as SavedModels for serving.
+
+  python -m albert.run_export --model_dir=runs/base \
+      --spm_model_file=spm.model --export_dir=exported [--seq_length=128] \
+      [--precision=float32|bfloat16]
+
+Writes, atomically (a temporary directory renamed when complete):
+  EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm
+                            signatures
+  EXPORT_DIR/preprocessing  raw strings -> encoder inputs (SentencePiece asset)
+  EXPORT_DIR/serving        raw text end to end: serving_default, fill_mask,
+                            sentence_order
+Each loads with `tf.saved_model.load` in a process that imports only
+tensorflow and tensorflow_text.
+"""
+
+import os
+from typing import Sequence
+
+from absl import flags
+from albert import cli
+from albert.serving import exporter
+from albert import model_dir
+from official.errors import InputError
+
+MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
+CHECKPOINT = flags.DEFINE_string(
+    "checkpoint", None, "Checkpoint (default: latest in --model_dir)."
+)
+SPM = flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
+EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Output directory.")
+SEQ = flags.DEFINE_integer("seq_length", 128, "Packed input length.")
+LOWER = flags.DEFINE_bool("do_lower_case", True, "Lower-case input text.")
+TOP_K = flags.DEFINE_integer("top_k", 5, "Candidates per [MASK] in fill_mask.")
+PRECISION = flags.DEFINE_enum(
+    "precision",
+    "float32",
+    ["float32", "bfloat16"],
+    "Compute dtype of the exported model: bfloat16 multiplies in bfloat16 "
+    "(LayerNorm and softmax in float32) on the float32 weights; outputs stay "
+    "float32.",
+)
+GIN_FILES = flags.DEFINE_multi_string(
+    "gin_file", [], "Model gin files (default: model_dir/model_config.json)."
+)
+GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
+
+
+def main(argv: Sequence[str]) -> None:
+  cli.unexpected_arguments(argv)
+  cli.require_flags(MODEL_DIR.name, SPM.name, EXPORT_DIR.name)
+  if "://" not in SPM.value and not os.path.isfile(SPM.value):
+    raise InputError(
+        f"--spm_model_file={SPM.value} does not exist: give the SentencePiece "
+        "model the data was made with"
+    )
+  if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
+    raise InputError(
+        f"export_dir {EXPORT_DIR.value} exists: choose a new one or remove it"
+    )
+  config = None
+  if GIN_FILES.value or GIN_PARAMS.value:
+    config = exporter.config_from_gin(GIN_FILES.value, GIN_PARAMS.value)
+  pretrainer, _ = model_dir.load_pretrainer(
+      MODEL_DIR.value,
+      CHECKPOINT.value,
+      config=config,
+      precision=PRECISION.value,
+  )
+  exporter.export(
+      pretrainer,
+      spm_model_file=SPM.value,
+      export_dir=EXPORT_DIR.value,
+      seq_length=SEQ.value,
+      do_lower_case=LOWER.value,
+      top_k=TOP_K.value,
+  )
+  print(f"exported {EXPORT_DIR.value}/encoder, /preprocessing, /serving")
+
+
+def run():
+  """Entry point of tools/, console scripts and `python -m`."""
+  cli.run_command(main, __doc__)
+
+
+if __name__ == "__main__":
+  run()

@@ -1,0 +1,149 @@
+r"""Fine-tuning: `python -m albert.run_finetuning`.
+
+  python -m albert.run_finetuning \
+      --gin_file=gin/finetune/mnli.gin --gin_file=gin/base.gin \
+      --init_checkpoint=runs/base --spm_model_file=data/spm.model \
+      --data_dir=glue/ --model_dir=runs/mnli --mode=train_and_eval
+
+`gin/finetune/finetune.gin` (AdamW, linear warmup and decay) is loaded first;
+the task recipe and the model size are layered on top. Modes:
+
+  train           train from --init_checkpoint's encoder (fresh heads); a
+                  rerun resumes from the latest checkpoint in --model_dir
+  train_and_eval  train, then evaluate on the task's dev splits
+  eval            evaluate --checkpoint (default: the latest in --model_dir;
+                  `all`: every kept checkpoint, reporting the best)
+  predict         write prediction / submission files for the test splits
+  export          write a raw-text serving SavedModel to --export_dir
+
+--seeds=1,2,3 (with train_and_eval) fine-tunes once per seed into
+MODEL_DIR/seed_N and keeps the dev-best run (MODEL_DIR/seeds.json has every
+seed's metrics); eval, predict and export on MODEL_DIR then use that run.
+
+Metrics go to MODEL_DIR/eval_results.json, predictions to --output_dir
+(default MODEL_DIR/predictions).
+"""
+
+from typing import Sequence
+
+from absl import flags
+
+from albert import cli
+from albert import finetuning
+from official.errors import InputError
+from official.distribute import strategy as strategy_lib
+
+GIN_FILES = flags.DEFINE_multi_string(
+    "gin_file",
+    [],
+    "Gin files layered after gin/finetune/finetune.gin: a "
+    "task recipe (gin/finetune/*.gin) and a size (gin/base.gin, ...).",
+)
+GIN_PARAMS = flags.DEFINE_multi_string(
+    "gin_param", [], "Gin bindings applied last."
+)
+MODE = flags.DEFINE_enum(
+    "mode", "train_and_eval", finetuning.MODES, "What to run."
+)
+INIT_CHECKPOINT = flags.DEFINE_string(
+    "init_checkpoint",
+    None,
+    "Pretrained checkpoint prefix or model directory; "
+    "only its encoder is restored.",
+)
+SPM_MODEL_FILE = flags.DEFINE_string(
+    "spm_model_file", None, "The SentencePiece model of pretraining."
+)
+DATA_DIR = flags.DEFINE_string(
+    "data_dir", None, "The task's files, as downloaded."
+)
+MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Checkpoints, summaries, metrics go here."
+)
+CHECKPOINT = flags.DEFINE_string(
+    "checkpoint",
+    None,
+    "eval/predict/export: this checkpoint instead of the "
+    "latest in --model_dir; eval: 'all' evaluates every kept checkpoint and "
+    "reports the best.",
+)
+OUTPUT_DIR = flags.DEFINE_string(
+    "output_dir", None, "predict: where files go (MODEL_DIR/predictions)."
+)
+EXPORT_DIR = flags.DEFINE_string(
+    "export_dir", None, "export: the new SavedModel directory."
+)
+CACHE_DIR = flags.DEFINE_string(
+    "cache_dir", None, "Converted features (default DATA_DIR/cache)."
+)
+STRATEGY = flags.DEFINE_enum(
+    "strategy",
+    "default",
+    strategy_lib.STRATEGY_NAMES,
+    "Distribution strategy for training.",
+)
+TPU = flags.DEFINE_string("tpu", None, "TPU address (--strategy=tpu).")
+SEEDS = flags.DEFINE_list(
+    "seeds",
+    None,
+    "train_and_eval once per seed (e.g. 1,2,3) into MODEL_DIR/seed_N; the "
+    "dev-best run is kept and reported with every seed's score.",
+)
+KEEP_ALL_SEEDS = flags.DEFINE_bool(
+    "keep_all_seeds",
+    False,
+    "--seeds: keep every run's checkpoints, not only the best one's.",
+)
+
+
+def main(argv: Sequence[str]) -> None:
+  cli.unexpected_arguments(argv)
+  cli.require_flags("model_dir")
+  # Only flags that were given, so gin bindings of the same names still apply.
+  task_flags = {
+      name: flag.value
+      for name, flag in (
+          ("data_dir", DATA_DIR),
+          ("spm_model_file", SPM_MODEL_FILE),
+          ("cache_dir", CACHE_DIR),
+      )
+      if flag.value is not None
+  }
+  common = dict(
+      mode=MODE.value,
+      model_dir=MODEL_DIR.value,
+      gin_file=GIN_FILES.value,
+      gin_param=GIN_PARAMS.value,
+      init_checkpoint=INIT_CHECKPOINT.value,
+      strategy=STRATEGY.value,
+      tpu=TPU.value,
+      **task_flags,
+  )
+  if SEEDS.value:
+    try:
+      seeds = [int(s) for s in SEEDS.value]
+    except ValueError:
+      raise InputError(
+          f"--seeds={','.join(SEEDS.value)}: list integers, e.g. --seeds=1,2,3"
+      ) from None
+    results = finetuning.run_seeds(
+        seeds, keep_all_seeds=KEEP_ALL_SEEDS.value, **common
+    )
+  else:
+    results = finetuning.run(
+        checkpoint=CHECKPOINT.value,
+        output_dir=OUTPUT_DIR.value,
+        export_dir=EXPORT_DIR.value,
+        **common,
+    )
+  for key, value in sorted(results.items()):
+    print(f"{key} = {value:.4f}")
+
+
+def run():
+  """Entry point of tools/, console scripts and `python -m`."""
+  cli.run_command(main, __doc__)
+
+
+if __name__ == "__main__":
+  run()
