@@ -15,17 +15,14 @@ docs/pretraining_data.md use the corpus described in docs/reference.md
 section 8.)
 """
 
-import multiprocessing
 import os
-import resource
 import tempfile
-import time
 
 from absl import flags
 
 from albert import cli
+from albert.benchmarks import data
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from albert.pretraining_data.pipeline import create_pretraining_data
 from albert.pretraining_data.pipeline import default_num_workers
 
 INPUT_FILE = flags.DEFINE_string("input_file", None, "Corpus (files or globs).")
@@ -52,76 +49,6 @@ OUTPUT_DIR = flags.DEFINE_string(
 )
 
 
-def _peak_mb(who) -> float:
-  return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KB.
-
-
-def _run_ours(
-    queue, input_file, spm_model_file, output_file, config, num_workers
-):
-  start = time.perf_counter()
-  manifest = create_pretraining_data(
-      input_file=input_file,
-      output_file=output_file,
-      spm_model_file=spm_model_file,
-      config=config,
-      num_workers=num_workers,
-      num_output_shards=max(1, num_workers),
-  )
-  queue.put(
-      {
-          "examples": manifest["num_examples"],
-          "tokens": manifest["num_tokens"],
-          "seconds": time.perf_counter() - start,
-          "input_bytes": sum(i["bytes"] for i in manifest["inputs"]),
-          "rss_main": _peak_mb(resource.RUSAGE_SELF),
-          "rss_worker": _peak_mb(resource.RUSAGE_CHILDREN),
-          "mixing": manifest["mixing"]["mean_document_span"],
-      }
-  )
-
-
-def _run_baseline(
-    queue, input_file, spm_model_file, output_file, config, max_bytes
-):
-  from albert.pretraining_data import shards
-  from albert.pretraining_data.original_baseline import run_original_baseline
-
-  lines, size = [], 0
-  for path, _ in shards.expand_inputs(input_file):
-    with open(path, encoding="utf-8") as f:
-      for line in f:
-        if max_bytes is not None and size >= max_bytes:
-          break
-        lines.append(line)
-        size += len(line.encode("utf-8"))
-  result = run_original_baseline(lines, spm_model_file, output_file, config)
-  result.update(input_bytes=size, rss_main=_peak_mb(resource.RUSAGE_SELF))
-  queue.put(result)
-
-
-def _in_process(target, *args):
-  context = multiprocessing.get_context("spawn")
-  queue = context.Queue()
-  process = context.Process(target=target, args=(queue,) + args)
-  process.start()
-  result = queue.get()
-  process.join()
-  return result
-
-
-def _report(name, r):
-  rate = r["examples"] / r["seconds"]
-  mb = r["input_bytes"] / 1e6
-  print(
-      f"{name}: {r['examples']:,} examples from {mb:.1f} MB in "
-      f"{r['seconds']:.1f} s = {rate:,.0f} examples/s, "
-      f"{r['tokens'] / r['seconds'] / 1e3:,.0f}k tokens/s, "
-      f"{mb / r['seconds']:.2f} MB/s"
-  )
-  return rate, r["tokens"] / r["seconds"]
-
-
 def main(argv):
   cli.unexpected_arguments(argv)
   cli.require_flags("input_file", "spm_model_file")
@@ -135,46 +62,20 @@ def main(argv):
   out_dir = OUTPUT_DIR.value or tempfile.mkdtemp(prefix="albert_bench_")
   print(
       f"max_seq_length={config.max_seq_length} dupe_factor="
-      f"{config.dupe_factor} workers={workers} cores={os.cpu_count()}"
+      f"{config.dupe_factor} workers={workers} cores={os.cpu_count()}",
+      flush=True,
   )
-  ours = _in_process(
-      _run_ours,
-      INPUT_FILE.value,
-      SPM_MODEL_FILE.value,
-      os.path.join(out_dir, "ours.tfrecord"),
-      config,
-      workers,
+  baseline_mb = BASELINE_MB.value
+  report = data.measure(
+      input_file=INPUT_FILE.value,
+      spm_model_file=SPM_MODEL_FILE.value,
+      config=config,
+      num_workers=workers,
+      out_dir=out_dir,
+      baseline_bytes=None if baseline_mb < 0 else int(baseline_mb * 1e6),
+      run_baseline=bool(baseline_mb),
   )
-  rate, token_rate = _report("create_pretraining_data", ours)
-  print(
-      f"  peak RSS: main {ours['rss_main']:.0f} MB, largest worker "
-      f"{ours['rss_worker']:.0f} MB, all processes <= "
-      f"{ours['rss_main'] + workers * ours['rss_worker']:.0f} MB"
-  )
-  print(
-      f"  per core: {rate / workers:,.0f} examples/s; mixing (mean "
-      f"document span, ~0.8 when shuffled): {ours['mixing']:.2f}"
-  )
-  if BASELINE_MB.value:
-    max_bytes = None if BASELINE_MB.value < 0 else int(BASELINE_MB.value * 1e6)
-    base = _in_process(
-        _run_baseline,
-        INPUT_FILE.value,
-        SPM_MODEL_FILE.value,
-        os.path.join(out_dir, "baseline.tfrecord"),
-        config,
-        max_bytes,
-    )
-    base_rate, base_token_rate = _report(
-        "original algorithm, 1 process (baseline)", base
-    )
-    print(f"  peak RSS: {base['rss_main']:.0f} MB (with TensorFlow)")
-    print(
-        f"speed-up: {rate / base_rate:.1f}x examples/s, "
-        f"{token_rate / base_token_rate:.1f}x tokens/s; per core "
-        f"{rate / workers / base_rate:.1f}x examples/s, "
-        f"{token_rate / workers / base_token_rate:.1f}x tokens/s"
-    )
+  print(data.format_report(report))
   print(f"output in {out_dir}")
 
 

@@ -19,8 +19,12 @@ import sys
 import tempfile
 
 from absl import flags
+import numpy as np
+import tensorflow as tf
 
 from albert import cli
+from albert import model_dir
+from albert.serving import exporter
 from official.errors import InputError
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Trained model directory.")
@@ -60,9 +64,6 @@ def mask_middle_word(line: str) -> str:
 
 def compare(serving_a, serving_b, lines, batch_size=16):
   """(top-1 agreement, [cosine per line]) of two serving SavedModels."""
-  import numpy as np
-  import tensorflow as tf
-
   agree, cosines = 0, []
   for start in range(0, len(lines), batch_size):
     chunk = lines[start : start + batch_size]
@@ -93,10 +94,6 @@ def main(argv):
   cli.require_flags("model_dir", "spm_model_file", "text_file")
   if NUM.value < 1:
     raise InputError(f"--num_sentences={NUM.value} must be >= 1")
-  import tensorflow as tf
-  from albert.serving import exporter
-  from albert import model_dir
-
   lines = held_out_lines(TEXT.value, NUM.value)
   if not lines:
     raise InputError(

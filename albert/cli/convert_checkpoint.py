@@ -44,6 +44,10 @@ from absl import flags
 from absl import logging
 
 from albert import cli
+from albert import finetuning
+from albert import model_dir as model_dir_lib
+from albert.checkpoint_conversion import huggingface_names
+from albert.checkpoint_conversion import safetensors_io
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion.errors import ConversionError
 
@@ -138,8 +142,6 @@ def convert() -> str:
 
 def _task(**kwargs):
   """The fine-tuning task of --gin_file / --gin_param."""
-  from albert import finetuning
-
   return finetuning.build_task(
       gin_file=GIN_FILE.value,
       gin_param=GIN_PARAM.value,
@@ -150,11 +152,6 @@ def _task(**kwargs):
 
 def _convert_finetuned(source, target) -> str:
   """A fine-tuned model (the head of --gin_file's task) in either direction."""
-  from albert import finetuning
-  from albert import model_dir as model_dir_lib
-  from albert.checkpoint_conversion import huggingface_names
-  from albert.checkpoint_conversion import safetensors_io
-
   if target is not None:  # ours -> original / transformers
     model_dir, ckpt = model_dir_lib.split_checkpoint(CHECKPOINT.value)
     if ckpt is None:

@@ -219,6 +219,8 @@ def main(argv):
         message += "; run the same command again to resume once fixed"
       raise InputError(message) from e
   else:
+    # Imported here: Apache Beam is an optional dependency (the [beam] extra),
+    # needed only by --runner other than local.
     from albert.pretraining_data import beam_pipeline
 
     beam_pipeline.run(

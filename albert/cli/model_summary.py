@@ -12,6 +12,8 @@ from typing import Dict, Sequence
 from absl import flags
 
 from albert import cli
+from albert.modeling.config import AlbertConfig
+from albert.modeling.parameter_counts import parameter_counts
 from albert import REPO_ROOT
 from official.config import gin_files
 
@@ -57,12 +59,8 @@ def _table(config, counts: Dict[str, int]) -> str:
 
 def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
-  from albert.modeling.config import AlbertConfig
-
   gin_files.parse_gin(FLAGS.value, PARAMS.value, search_paths=[REPO_ROOT])
   config = AlbertConfig()
-  from albert.modeling.parameter_counts import parameter_counts
-
   counts = parameter_counts(config)
   if JSON.value:
     print(json.dumps({"config": config.to_dict(), **counts}, sort_keys=True))

@@ -17,7 +17,7 @@ def read_scalars(directory: str, tags: Sequence[str]) -> Dict[str, Curve]:
   (a resumed run) keeps the last value read."""
   # Imported here: the experiment driver and the demo run TensorFlow in
   # their child processes and load it themselves only to read the curves.
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
 
   points: Dict[str, Dict[int, float]] = {t: {} for t in tags}
   names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
@@ -44,7 +44,7 @@ def plot(
   under a temporary name and renamed when complete. Returns `path`."""
   # Imported here: matplotlib takes a second to load and only plots need it;
   # the backend must be chosen before pyplot is imported.
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
   from matplotlib import pyplot as plt

@@ -1,0 +1,10 @@
+"""What the benchmark commands measure (tools/benchmark_*.py are their fronts).
+
+  training  pretraining steps per precision, ours against transformers
+  serving   SavedModel latency and throughput per precision
+  tflite    TFLite flatbuffers against the encoder SavedModel
+  data      pretraining-data generation against the original's code path
+
+Each contestant runs in a process of its own, taking turns with its peer
+(`official.benchmark.turns`); ratios come from the same run.
+"""
