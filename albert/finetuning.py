@@ -25,6 +25,7 @@ from albert.tasks.own_data.text_classification import TextClassificationTask  # 
 from albert.tasks.own_data.text_classification import TextRegressionTask  # noqa: F401
 from albert.tasks.own_data.token_classification import TokenClassificationTask  # noqa: F401
 from official.config import gin_files
+from official.core import checkpoints
 from official.io import atomic_write
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
@@ -186,7 +187,7 @@ def evaluate_checkpoints(
   )
   return {
       **per_checkpoint[best],
-      "best_checkpoint_step": float(best.rsplit("-", 1)[-1]),
+      "best_checkpoint_step": float(checkpoints.step_of(best)),
   }
 
 

@@ -23,6 +23,7 @@ from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.io import atomic_write
 from official.core import checkpoint_damage
+from official.core import checkpoints
 from official.core import model_config_file
 from official.errors import first_line
 from official.modeling import precision as precision_lib
@@ -64,24 +65,9 @@ def split_checkpoint(checkpoint: str) -> Tuple[str, Optional[str]]:
 
 
 def checkpoint_path(model_dir: str, checkpoint: Optional[str] = None) -> str:
-  """The checkpoint prefix to read: `checkpoint`, else the latest in model_dir.
-
-  `checkpoint` may be a prefix (`DIR/ckpt-5`) or a directory (its latest).
-  """
-  wanted = checkpoint or model_dir
-  if os.path.isdir(wanted):
-    path = tf.train.latest_checkpoint(wanted)
-    if not path:
-      raise ValueError(
-          f"no checkpoint in {wanted} (no 'checkpoint' state "
-          "file naming a ckpt-N)"
-      )
-    return path
-  if not tf.io.gfile.exists(wanted + ".index"):
-    raise ValueError(
-        f"checkpoint {wanted} not found ({wanted}.index does not exist)"
-    )
-  return wanted
+  """The checkpoint prefix to read: `checkpoint` (a prefix, or a directory:
+  its latest), else the latest in model_dir (`checkpoints.resolve`)."""
+  return checkpoints.resolve(checkpoint or model_dir)
 
 
 def load_pretrainer(

@@ -12,7 +12,6 @@ into place only when complete: a failed conversion leaves nothing behind.
 
 import contextlib
 import os
-import re
 import shutil
 import tempfile
 from typing import Dict, List, Optional, Tuple
@@ -33,12 +32,11 @@ from albert.modeling.weight_names import pretrainer_weights
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import checkpoint_damage
+from official.core import checkpoints
 from official.errors import first_line
 from official.core import model_config_file
 from official.io import atomic_write
 from official.optimization.optimizer_config import OptimizerConfig
-
-_CKPT_STEP = re.compile(r"ckpt-(\d+)$")
 
 
 # --- Into a model directory of ours ------------------------------------------
@@ -173,7 +171,7 @@ def to_original(
   if optimizer is not None:
     step = int(optimizer.iterations.numpy())
   else:
-    step = checkpoint_step(path)
+    step = checkpoints.step_of(path)
   if optimizer_slots:
     if optimizer is None:
       raise ConversionError(
@@ -306,12 +304,6 @@ def _optimizer_from_slots(
   optimizer.iterations.assign(int(step))
   logging.info("%s: optimizer slots read, step %d", source, int(step))
   return optimizer
-
-
-def checkpoint_step(path: str) -> int:
-  """N of a `ckpt-N` prefix (0 for another name)."""
-  match = _CKPT_STEP.search(path)
-  return int(match.group(1)) if match else 0
 
 
 def _load(checkpoint: str) -> Tuple[AlbertPretrainer, AlbertConfig, str]:

@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert.checkpoint_conversion.errors import ConversionError
+from official.core import checkpoints
 from official.errors import first_line
 
 # Present in object-based (TF2) checkpoints only.
@@ -22,22 +23,13 @@ _OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 def resolve_prefix(path: str) -> str:
   """The checkpoint prefix `path` means: a prefix, its `.index` file, or a
   directory with a `checkpoint` state file (its latest checkpoint)."""
-  if os.path.isdir(path):
-    latest = tf.train.latest_checkpoint(path)
-    if not latest:
-      raise ConversionError(
-          f"--checkpoint={path} is a directory without a 'checkpoint' state "
-          "file; give the checkpoint prefix, e.g. DIR/model.ckpt-best"
-      )
-    return latest
-  if path.endswith(".index"):
-    path = path[: -len(".index")]
-  if not os.path.isfile(path + ".index"):
+  try:
+    return checkpoints.resolve(path)
+  except ValueError as e:
     raise ConversionError(
-        f"--checkpoint={path}: no checkpoint there ({path}.index not found); "
-        "give the prefix, e.g. DIR/model.ckpt-best"
-    )
-  return path
+        f"--checkpoint={path}: {e}; give the checkpoint prefix, e.g. "
+        "DIR/model.ckpt-best"
+    ) from None
 
 
 def read_checkpoint(path: str) -> Tuple[Dict[str, np.ndarray], str]:

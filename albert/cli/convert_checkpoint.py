@@ -50,6 +50,7 @@ from albert.checkpoint_conversion import huggingface_names
 from albert.checkpoint_conversion import safetensors_io
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion.errors import ConversionError
+from official.core import checkpoints
 
 FORMATS = ("original", "huggingface")
 
@@ -166,7 +167,7 @@ def _convert_finetuned(source, target) -> str:
           task.config,
           source=path,
           output_dir=OUTPUT_DIR.value,
-          step=converter.checkpoint_step(path),
+          step=checkpoints.step_of(path),
       )
     labels = getattr(task, "labels", None)
     return converter.finetuned_to_huggingface(

@@ -13,16 +13,14 @@ equals the single-device update on the whole global batch.
 
 import os
 import shutil
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 from absl import logging
 import tensorflow as tf
 import tf_keras
 
-from official.core import checkpoint_damage
+from official.core import checkpoints
 from official.core import model_config_file
-from official.errors import DamagedFileError
-from official.errors import first_line
 from official.core.progress import Progress
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
@@ -247,67 +245,6 @@ class Trainer:
       stops.append((step // c.eval_interval + 1) * c.eval_interval)
     return min(stops)
 
-  def _restore(self, path: str) -> None:
-    """Restores model and optimizer, or the model alone from weights-only
-    checkpoints (e.g. converted ones): then training starts at step 0.
-
-    Raises:
-      DamagedFileError: a file of the checkpoint is truncated or corrupt.
-      ValueError: the checkpoint is another model's (or optimizer's).
-    """
-    try:
-      has_optimizer = any(
-          name.startswith("optimizer/")
-          for name, _ in tf.train.list_variables(path)
-      )
-      target = (
-          self.checkpoint
-          if has_optimizer
-          else tf.train.Checkpoint(model=self.model)
-      )
-      target.read(path).assert_existing_objects_matched()
-    except (AssertionError, ValueError, IndexError, tf.errors.OpError) as e:
-      checkpoint_damage.raise_if_damaged(path, e)
-      raise ValueError(
-          f"checkpoint {path} does not match this model and "
-          f"optimizer: {first_line(e)}"
-      ) from e
-    if not has_optimizer:
-      logging.info(
-          "%s holds weights only: fresh optimizer state, step 0.", path
-      )
-
-  def _checkpoints_newest_first(self) -> List[str]:
-    """The checkpoints the state file lists, newest first (a damaged state
-    file: the ckpt-N files in the directory, by N)."""
-    state_file = os.path.join(self.model_dir, "checkpoint")
-    if not tf.io.gfile.exists(state_file):
-      return []
-    # None for a state file that does not parse (TensorFlow logs why).
-    state = tf.train.get_checkpoint_state(self.model_dir)
-    if state is None:
-      logging.warning(
-          "%s is unreadable: looking for ckpt-N files instead", state_file
-      )
-    else:
-      paths = list(state.all_model_checkpoint_paths)
-      if state.model_checkpoint_path not in paths:
-        paths.append(state.model_checkpoint_path)
-      paths = [
-          p
-          if os.path.isabs(p) or "://" in p
-          else os.path.join(self.model_dir, p)
-          for p in paths
-      ]
-      return paths[::-1]
-    found = []
-    for index in tf.io.gfile.glob(os.path.join(self.model_dir, "*.index")):
-      prefix = index[: -len(".index")]
-      step = prefix.rsplit("-", 1)[-1]
-      if step.isdigit():
-        found.append((int(step), prefix))
-    return [prefix for _, prefix in sorted(found, reverse=True)]
-
   def train_iterator(self, start_step: int = 0):
     """An iterator over the training stream, after `start_step` steps."""
     return iter(self._dataset(training=True, start_step=start_step))
@@ -426,73 +363,17 @@ class Trainer:
     return values
 
   def restore_latest(self) -> Optional[str]:
-    """Restores the newest checkpoint of model_dir that reads back whole.
-
-    A damaged checkpoint (truncated or corrupt file) is skipped with a
-    warning naming it, and the one before it is tried.
-
-    Returns:
-      The checkpoint restored, or None when model_dir has none.
-
-    Raises:
-      DamagedFileError: every checkpoint is damaged.
-      ValueError: a checkpoint of another model.
-    """
-    candidates = self._checkpoints_newest_first()
-    skipped = []
-    for path in candidates:
-      try:
-        self._restore(path)
-      except DamagedFileError as e:
-        logging.warning("%s: skipped, trying the checkpoint before it", e)
-        skipped.append(os.path.basename(path))
-        continue
-      if skipped:
-        logging.warning(
-            "Resuming from %s: the newer %s %s damaged",
-            path,
-            ", ".join(skipped),
-            "is" if len(skipped) == 1 else "are",
-        )
-      return path
-    if skipped:
-      raise DamagedFileError(
-          f"every checkpoint in {self.model_dir} is damaged "
-          f"({', '.join(skipped)}): restore them from a backup, or remove "
-          "them to start afresh"
-      )
-    return None
-
-  def _remove_leftovers(self) -> None:
-    """What a run killed during a save left: TensorFlow's staging directory
-    of the checkpoint and temporary state file (never listed, never read),
-    and the temporaries of the config files (`atomic_write`)."""
-    atomic_write.remove_stale_temporaries_in(self.model_dir)
-    for pattern in ("ckpt-*_temp*", "checkpoint.tmp*"):
-      for leftover in tf.io.gfile.glob(os.path.join(self.model_dir, pattern)):
-        logging.info("Removing %s, left by an interrupted save", leftover)
-        if tf.io.gfile.isdir(leftover):
-          tf.io.gfile.rmtree(leftover)
-        else:
-          tf.io.gfile.remove(leftover)
+    """Restores the newest checkpoint of model_dir that reads back whole
+    (`checkpoints.restore_newest`); None when there is none."""
+    return checkpoints.restore_newest(
+        self.model_dir,
+        lambda path: checkpoints.restore(self.checkpoint, self.model, path),
+    )
 
   def _save(self, step: int) -> None:
-    """Saves ckpt-`step`, then commits the run (`_commit`); a failed save (a
-    full disk) leaves no part of the checkpoint behind."""
-    try:
-      self.checkpoint_manager.save(checkpoint_number=step)
-    except BaseException:
-      prefix = os.path.join(self._write_dir, f"ckpt-{step}")
-      for leftover in (
-          tf.io.gfile.glob(prefix + ".*")
-          + tf.io.gfile.glob(prefix + "_temp*")
-          + tf.io.gfile.glob(os.path.join(self._write_dir, "checkpoint.tmp*"))
-      ):
-        if tf.io.gfile.isdir(leftover):
-          tf.io.gfile.rmtree(leftover)
-        else:
-          tf.io.gfile.remove(leftover)
-      raise
+    """Saves ckpt-`step` (nothing of it left on failure), then commits the
+    run (`_commit`)."""
+    checkpoints.save(self.checkpoint_manager, self._write_dir, step)
     self._commit()
 
   def _commit(self) -> None:
@@ -517,7 +398,7 @@ class Trainer:
       )
     atomic_write.write_atomic_files(contents)
     self._needs_model_config = False
-    self._remove_leftovers()
+    checkpoints.remove_leftovers(self.model_dir)
     for name, step, values in held:
       self._summaries(name, step, values)
 

@@ -386,7 +386,7 @@ def test_weights_only_checkpoint_starts_a_fresh_optimizer(data_dir, tmp_path):
   with open(model_dir / "checkpoint", "w") as f:
     f.write('model_checkpoint_path: "ckpt-7"\n')
   trainer = make_trainer(data_dir, model_dir, train_steps=2)
-  trainer._restore(str(model_dir / "ckpt-7"))
+  assert trainer.restore_latest() == str(model_dir / "ckpt-7")
   assert trainer.global_step == 0
   for a, b in zip(weights(source), weights(trainer)):
     np.testing.assert_array_equal(a, b)
