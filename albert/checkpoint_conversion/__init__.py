@@ -1,9 +1,10 @@
 """Checkpoint conversion: original TF1 and Hugging Face checkpoints <-> ours.
 
 Modules:
-  converter           the four conversions (from/to original, from/to HF),
-                      for pretrained and fine-tuned models (our weight names:
-                      albert/modeling/weight_names.py)
+  converter           the four conversions of pretrained models (from/to
+                      original, from/to HF); our weight names are
+                      albert/modeling/weight_names.py
+  finetuned_converter the same for fine-tuned models (encoder and head)
   name_table          NameTable: name + shape checked moves across a boundary
   original_names      the original TF1 names, the one table
   huggingface_names   the transformers names and config keys, the one table

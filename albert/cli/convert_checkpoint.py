@@ -49,6 +49,7 @@ from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import huggingface_names
 from albert.checkpoint_conversion import safetensors_io
 from albert.checkpoint_conversion import converter
+from albert.checkpoint_conversion import finetuned_converter
 from albert.checkpoint_conversion.errors import ConversionError
 from official.core import checkpoints
 
@@ -162,7 +163,7 @@ def _convert_finetuned(source, target) -> str:
     model = finetuning.trained_model(task, model_dir, ckpt)
     path = model_dir_lib.checkpoint_path(model_dir, ckpt)
     if target == "original":
-      return converter.finetuned_to_original(
+      return finetuned_converter.finetuned_to_original(
           model,
           task.config,
           source=path,
@@ -170,7 +171,7 @@ def _convert_finetuned(source, target) -> str:
           step=checkpoints.step_of(path),
       )
     labels = getattr(task, "labels", None)
-    return converter.finetuned_to_huggingface(
+    return finetuned_converter.finetuned_to_huggingface(
         model,
         task.config,
         source=path,
@@ -192,12 +193,14 @@ def _convert_finetuned(source, target) -> str:
   model = task.build_model()
   step = 0
   if source == "original":
-    step = converter.finetuned_from_original(
+    step = finetuned_converter.finetuned_from_original(
         model, checkpoint=CHECKPOINT.value, config=config
     )
   else:
-    converter.finetuned_from_huggingface(model, checkpoint=CHECKPOINT.value)
-  return converter.write_finetuned_dir(
+    finetuned_converter.finetuned_from_huggingface(
+        model, checkpoint=CHECKPOINT.value
+    )
+  return finetuned_converter.write_finetuned_dir(
       OUTPUT_DIR.value,
       model,
       step=step,
