@@ -1,0 +1,245 @@
+"""The processes `albert.benchmarks.training.measure` times, one variant each:
+
+  python -m albert.benchmarks.training_workers PRECISION/VARIANT SETTINGS_JSON
+
+builds the variant (ours through the real trainer, transformers' model, or
+the matrix-multiply rate), warms it up and serves timed steps to the
+parent's turns (`official.benchmark.turns`).
+"""
+
+import contextlib
+import dataclasses
+import json
+import sys
+import tempfile
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from albert.benchmarks.training import OURS
+from albert.benchmarks.training import PEERS
+from albert.benchmarks.training import PRECISIONS
+from albert.benchmarks.training import TrainBenchmark
+from albert.modeling.config import AlbertConfig
+from albert.pretrain_task import PretrainTask
+from official.benchmark import turns
+from official.core.trainer import Trainer
+from official.core.trainer_config import TrainerConfig
+from official.distribute.strategy import make_strategy
+from official.errors import InputError
+from official.optimization.optimizer_config import OptimizerConfig
+
+
+def synthetic_batch(s: TrainBenchmark, config: AlbertConfig):
+  """One batch of random pretraining inputs of the benchmark's shapes."""
+  rng = np.random.default_rng(0)
+  shape = (s.batch_size, s.seq_length)
+  positions = np.sort(
+      np.stack(
+          [
+              rng.choice(
+                  np.arange(1, s.seq_length),
+                  s.max_predictions_per_seq,
+                  replace=False,
+              )
+              for _ in range(s.batch_size)
+          ]
+      ),
+      axis=1,
+  )
+  return {
+      "input_word_ids": rng.integers(5, config.vocab_size, shape, np.int32),
+      "input_mask": np.ones(shape, np.int32),
+      "input_type_ids": (np.arange(s.seq_length) >= s.seq_length // 2)
+      .astype(np.int32)[None]
+      .repeat(s.batch_size, 0),
+      "masked_lm_positions": positions.astype(np.int32),
+      "masked_lm_ids": rng.integers(
+          5, config.vocab_size, positions.shape
+      ).astype(np.int32),
+      "masked_lm_weights": np.ones(positions.shape, np.float32),
+      "sentence_order_label": rng.integers(0, 2, s.batch_size).astype(np.int32),
+  }
+
+
+def serve_ours(s: TrainBenchmark, precision: str, xla: bool) -> None:
+  """The real Trainer step on one repeated in-memory batch."""
+  config = s.model_config()
+  batch = synthetic_batch(s, config)
+
+  class SyntheticPretrainTask(PretrainTask):
+
+    def build_inputs(
+        self, input_context, *, training, batch_size, skip_examples=0
+    ):
+      del input_context, training, batch_size, skip_examples
+      return tf.data.Dataset.from_tensors(batch).repeat()
+
+  task = SyntheticPretrainTask(
+      train_file_pattern="synthetic",
+      global_batch_size=s.batch_size,
+      seq_length=s.seq_length,
+      max_predictions_per_seq=s.max_predictions_per_seq,
+      model_config=config,
+  )
+  trainer_config = dataclasses.replace(
+      TrainerConfig(),
+      train_steps=10**9,
+      mixed_precision_policy=precision,
+      jit_compile=xla,
+  )
+  with tempfile.TemporaryDirectory() as model_dir:
+    trainer = Trainer(
+        task=task,
+        strategy=make_strategy("default"),
+        optimizer_config=OptimizerConfig(),
+        config=trainer_config,
+        model_dir=model_dir,
+    )
+    iterator = trainer.train_iterator()
+    first_loss, _ = trainer.run_steps(iterator, 1)
+    if s.warmup_steps > 1:
+      trainer.run_steps(iterator, s.warmup_steps - 1)
+    last = {}
+
+    def run(_):
+      last["loss"], _ = trainer.run_steps(iterator, 1)
+
+    turns.serve(run, {"first_loss": first_loss}, lambda: dict(last))
+
+
+def serve_torch(s: TrainBenchmark, precision: str, compiled: bool) -> None:
+  """transformers' AlbertForPreTraining + AdamW, MLM on masked positions."""
+  # Imported here: the peer is a test-time dependency, never a runtime one.
+  import torch
+  import transformers
+
+  config = s.model_config()
+  batch = {
+      k: torch.from_numpy(v).long()
+      if v.dtype != "float32"
+      else torch.from_numpy(v)
+      for k, v in synthetic_batch(s, config).items()
+  }
+  model = transformers.AlbertForPreTraining(
+      transformers.AlbertConfig(
+          vocab_size=config.vocab_size,
+          embedding_size=config.embedding_size,
+          hidden_size=config.hidden_size,
+          num_hidden_layers=config.num_layers,
+          num_attention_heads=config.num_heads,
+          intermediate_size=config.intermediate_size,
+          num_hidden_groups=config.num_hidden_groups,
+          inner_group_num=config.inner_group_num,
+          hidden_act="gelu_new",
+          hidden_dropout_prob=0.0,
+          attention_probs_dropout_prob=0.0,
+          max_position_embeddings=config.max_position_embeddings,
+      )
+  )
+  optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+  autocast = {
+      "float32": contextlib.nullcontext,
+      "mixed_bfloat16": lambda: torch.autocast("cpu", torch.bfloat16),
+      "mixed_float16": lambda: torch.autocast("cpu", torch.float16),
+  }[precision]
+  hidden = config.hidden_size
+
+  def losses(inputs):
+    out = model.albert(
+        input_ids=inputs["input_word_ids"],
+        attention_mask=inputs["input_mask"],
+        token_type_ids=inputs["input_type_ids"],
+    )
+    index = inputs["masked_lm_positions"][..., None].expand(-1, -1, hidden)
+    masked = out.last_hidden_state.gather(1, index)  # [B, P, H]
+    logits = model.predictions(masked).float()  # [B, P, V]
+    mlm = torch.nn.functional.cross_entropy(
+        logits.flatten(0, 1), inputs["masked_lm_ids"].flatten()
+    )
+    sop = torch.nn.functional.cross_entropy(
+        model.sop_classifier(out.pooler_output).float(),
+        inputs["sentence_order_label"],
+    )
+    return mlm + sop
+
+  forward = torch.compile(losses) if compiled else losses
+
+  def step():
+    optimizer.zero_grad(set_to_none=True)
+    with autocast():
+      loss = forward(batch)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return float(loss)
+
+  first_loss = step()
+  for _ in range(s.warmup_steps - 1):
+    step()
+  last = {}
+
+  def run(_):
+    last["loss"] = step()
+
+  turns.serve(
+      run,
+      {"first_loss": first_loss, "threads": torch.get_num_threads()},
+      lambda: dict(last),
+  )
+
+
+def serve_matmul(s: TrainBenchmark, precision: str) -> None:
+  """TensorFlow's rate for [B*T, H] x [H, intermediate] in `precision`."""
+  config = s.model_config()
+  dtype = {
+      "float32": tf.float32,
+      "mixed_bfloat16": tf.bfloat16,
+      "mixed_float16": tf.float16,
+  }[precision]
+  m, k, n = (
+      s.batch_size * s.seq_length,
+      config.hidden_size,
+      config.intermediate_size,
+  )
+  a = tf.cast(tf.random.normal([m, k]), dtype)
+  b = tf.cast(tf.random.normal([k, n], stddev=k**-0.5), dtype)
+  reps = 8
+
+  @tf.function
+  def chain(x):
+    total = tf.zeros([], tf.float32)
+    for _ in range(reps):  # independent products, read so none is pruned
+      total += tf.cast(tf.matmul(x, b)[0, 0], tf.float32)
+      x = x + tf.cast(1e-3, dtype)
+    return total
+
+  chain(a).numpy()
+  rates = []
+  for _ in range(3):
+    start = time.perf_counter()
+    chain(a).numpy()
+    rates.append(2.0 * m * k * n * reps / (time.perf_counter() - start) / 1e9)
+  turns.serve(lambda _: None, {"matmul_gflops": max(rates), "shape": [m, k, n]})
+
+
+def serve_worker(s: TrainBenchmark, name: str) -> None:
+  """Serves variant `name` (PRECISION/VARIANT or PRECISION/matmul) to the
+  parent's turns until its stdin closes."""
+  precision, _, variant = name.partition("/")
+  if precision not in PRECISIONS or variant not in OURS + PEERS + ("matmul",):
+    raise InputError(
+        f"unknown benchmark worker {name!r}: one of PRECISION/VARIANT with "
+        f"PRECISION in {PRECISIONS} and VARIANT in {OURS + PEERS + ('matmul',)}"
+    )
+  if variant == "matmul":
+    serve_matmul(s, precision)
+  elif variant in OURS:
+    serve_ours(s, precision, xla=variant == "tf_xla")
+  else:
+    serve_torch(s, precision, compiled=variant == "torch_compile")
+
+
+if __name__ == "__main__":
+  serve_worker(TrainBenchmark(**json.loads(sys.argv[2])), sys.argv[1])
