@@ -23,7 +23,7 @@ from absl import flags
 from albert import cli
 from albert.benchmarks import data
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from albert.pretraining_data.pipeline import default_num_workers
+from albert.pretraining_data.worker_pool import default_num_workers
 
 INPUT_FILE = flags.DEFINE_string("input_file", None, "Corpus (files or globs).")
 SPM_MODEL_FILE = flags.DEFINE_string(

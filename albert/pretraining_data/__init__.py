@@ -9,7 +9,10 @@ Modules (each named for its main function or class):
   data_config           the options that decide the output, validated.
   shards                input globs, shard names, block -> shard.
   staging               temporary names, resume, commit.
-  pipeline              worker processes and the run as a whole.
+  pipeline              the run as a whole: plan, phases, resume, commit.
+  worker_pool           the worker processes and what each unit runs.
+  document_pool         the random-document pool (NSP, random_document).
+  global_shuffle        every example to a random shard and place.
   manifest              manifest.json.
   progress_reporter     counts, rate and ETA on the log.
   beam_pipeline         the same generation on Apache Beam.
