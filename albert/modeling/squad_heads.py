@@ -52,10 +52,8 @@ class SpanHead(tf_keras.layers.Layer):
 
   The original `create_v1_model` does not mask: its softmax runs over every
   position. This head keeps the mask (context and [CLS] only), a measured
-  choice: on the synthetic SQuAD of tests/albert/tasks/test_squad_task.py
-  (1000 steps, seq_length 32) the unmasked head reached 26.7 and 35.8 dev
-  exact match in two runs, the masked one at least 90. Decoding only ever
-  picks context spans, so the mask changes training, not what can be
+  choice (docs/reference.md section 6 gives the measurement). Decoding only
+  ever picks context spans, so the mask changes training, not what can be
   answered.
 
   Args:

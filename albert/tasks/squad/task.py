@@ -159,17 +159,21 @@ class SquadTask(FinetuneTask):
 
   def _per_example_loss(self, outputs, batch) -> tf.Tensor:
     """[B] (start CE + end CE) / 2 (+ 0.5 answerability CE for v2.0)."""
-    loss = squad_heads.span_loss(
+    if self.version == "2.0":
+      return squad_heads.squad_v2_loss(
+          outputs["start_logits"],
+          outputs["end_logits"],
+          outputs["cls_logits"],
+          batch["start_position"],
+          batch["end_position"],
+          batch["is_impossible"],
+      )
+    return squad_heads.span_loss(
         outputs["start_logits"],
         outputs["end_logits"],
         batch["start_position"],
         batch["end_position"],
     )
-    if self.version == "2.0":
-      loss += 0.5 * squad_heads.answerability_loss(
-          outputs["cls_logits"], batch["is_impossible"]
-      )
-    return loss
 
   def compute_loss(self, outputs, batch, totals):
     """Sum over this batch / windows in the global batch (task.py)."""

@@ -34,8 +34,8 @@ def _run(*args):
 
 @pytest.mark.slow
 def test_bfloat16_with_trainer_bindings():
-  # A TrainerConfig binding on the command line resolves (it used to fail
-  # with "No configurable matching 'TrainerConfig'").
+  # A TrainerConfig binding on the command line resolves in the process
+  # that parses the gin files and in the workers.
   report = _run(
       *TINY,
       "--precision=mixed_bfloat16",

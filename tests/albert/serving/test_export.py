@@ -165,9 +165,9 @@ def test_fresh_process_signatures_and_no_package_import(fresh):
 
 
 def test_unequal_batches_and_over_long_ids_are_rejected_with_a_message(fresh):
-  # Two text inputs of different batch sizes used to abort the process in
-  # TF-Text (or silently drop examples); ids longer than the position table
-  # used to fail on an unexplained broadcast.
+  # Two text inputs of different batch sizes would abort the process in
+  # TF-Text (or silently drop examples) and ids longer than the position
+  # table fail on an unexplained broadcast, without the checks.
   assert (
       "first and second must hold the same number of examples"
       in fresh["pair_batch_error"]
