@@ -35,6 +35,7 @@ import tensorflow as tf
 
 from albert import features
 from official.benchmark.cpu_info import available_cores
+from official.core.input_pipeline import resumable_batches
 from official.io import tfrecord
 
 
@@ -230,13 +231,6 @@ def pretraining_dataset(
   )
   if num_pipelines > 1 and not split_files:
     dataset = dataset.shard(num_pipelines, pipeline_id)
-  if training:
-    dataset = dataset.shuffle(
-        shuffle_buffer_size, seed=seed + 1, reshuffle_each_iteration=True
-    )
-  if skip_examples:
-    dataset = dataset.skip(skip_examples)  # raw records: cheap, before parsing
-  dataset = dataset.batch(batch_size, drop_remainder=training)
 
   spec = features.parse_spec(seq_length, max_predictions_per_seq)
 
@@ -259,17 +253,12 @@ def pretraining_dataset(
         )
     return batch
 
-  dataset = dataset.map(
-      parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+  return resumable_batches(
+      dataset,
+      parse=parse,
+      batch_size=batch_size,
+      training=training,
+      seed=seed + 1,
+      skip_examples=skip_examples,
+      shuffle_buffer_size=shuffle_buffer_size,
   )
-  return finish_pipeline(dataset)
-
-
-def finish_pipeline(dataset: tf.data.Dataset) -> tf.data.Dataset:
-  """Deterministic order, no auto-sharding (pipelines shard), prefetch."""
-  options = tf.data.Options()
-  options.deterministic = True
-  options.experimental_distribute.auto_shard_policy = (
-      tf.data.experimental.AutoShardPolicy.OFF
-  )
-  return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)

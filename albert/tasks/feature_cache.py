@@ -19,7 +19,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
-from albert import data
+from official.core.input_pipeline import resumable_batches
 from official.io import atomic_write
 from official.core.progress import Progress
 
@@ -135,12 +135,7 @@ def record_dataset(
         input_context.num_input_pipelines, input_context.input_pipeline_id
     )
   if training:
-    dataset = dataset.repeat().shuffle(
-        shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True
-    )
-  if skip_examples:
-    dataset = dataset.skip(skip_examples)
-  dataset = dataset.batch(batch_size, drop_remainder=training)
+    dataset = dataset.repeat()
   parse_spec = {
       name: tf.io.FixedLenFeature(
           s.shape, tf.float32 if s.dtype.is_floating else tf.int64
@@ -152,10 +147,15 @@ def record_dataset(
     parsed = tf.io.parse_example(records, parse_spec)
     return {name: tf.cast(parsed[name], spec[name].dtype) for name in spec}
 
-  dataset = dataset.map(
-      parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+  return resumable_batches(
+      dataset,
+      parse=parse,
+      batch_size=batch_size,
+      training=training,
+      seed=seed,
+      skip_examples=skip_examples,
+      shuffle_buffer_size=shuffle_buffer_size,
   )
-  return data.finish_pipeline(dataset)
 
 
 def stack_features(

@@ -25,6 +25,11 @@ class TaggedSentence:
   tags: Optional[Tuple[str, ...]]
 
 
+def split_file_names(split: str) -> str:
+  """`train.txt or train.conll`, for messages."""
+  return own_data.split_file_names(split, EXTENSIONS)
+
+
 def find_split_file(data_dir: str, split: str) -> Optional[str]:
   """DATA_DIR/split.txt or split.conll; None if neither exists."""
   return own_data.find_split_file(data_dir, split, EXTENSIONS)

@@ -63,6 +63,13 @@ def find_split_file(
   return found[0] if found else None
 
 
+def split_file_names(split: str, extensions: Sequence[str] = EXTENSIONS) -> str:
+  """`train.csv, train.tsv, train.jsonl or train.json`: what
+  `find_split_file` looks for, for messages."""
+  names = [split + ext for ext in extensions]
+  return ", ".join(names[:-1]) + " or " + names[-1]
+
+
 def read_rows(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
   """(line number, row dict) of a CSV, TSV or JSON Lines file.
 

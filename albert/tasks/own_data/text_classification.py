@@ -78,7 +78,7 @@ class OwnDataTask(SentenceClassificationTask):
     path = own_data.find_split_file(data_dir, split)
     if path is None:
       raise InputError(
-          f"{self.name}: no {split}.csv, {split}.tsv or {split}.jsonl in "
+          f"{self.name}: no {own_data.split_file_names(split)} in "
           f"{data_dir}; put the {split} examples there"
       )
     return path

@@ -90,8 +90,9 @@ class TokenClassificationTask(FinetuneTask):
     path = conll_data.find_split_file(data_dir, split)
     if path is None:
       raise InputError(
-          f"{self.name}: no {split}.txt or {split}.conll in {data_dir}; put "
-          f"the {split} sentences there (a word and its tag per line)"
+          f"{self.name}: no {conll_data.split_file_names(split)} in "
+          f"{data_dir}; put the {split} sentences there (a word and its tag "
+          "per line)"
       )
     return path
 
@@ -247,8 +248,9 @@ class TokenClassificationTask(FinetuneTask):
   def predict_to_files(self, model, output_dir: str) -> List[str]:
     if conll_data.find_split_file(self._require_data_dir(), "test") is None:
       raise InputError(
-          f"{self.name}: no test.txt or test.conll in {self.data_dir}; put "
-          "the sentences to tag there (one word per line)"
+          f"{self.name}: no {conll_data.split_file_names('test')} in "
+          f"{self.data_dir}; put the sentences to tag there (one word per "
+          "line)"
       )
     return super().predict_to_files(model, output_dir)
 
