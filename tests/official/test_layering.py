@@ -1,4 +1,5 @@
-"""official/ is generic: no module in it imports albert/."""
+"""The architecture holds: official/ is generic (no module in it imports
+albert/), albert/ imports point down its layers, one Keras, small files."""
 
 import ast
 import pathlib
@@ -41,3 +42,95 @@ def test_one_keras_everywhere():
     if "tf.keras" in text:
       offenders.append(f"{f}: tf.keras")
   assert not offenders, offenders
+
+
+# The architecture, top to bottom: a module may import its own unit and the
+# units of lower layers only (README.md "Layout" draws it). A unit is a
+# package below albert/ (albert/tasks) or a top-level module (albert/data.py).
+LAYERS = (
+    ("run_pretraining", "run_finetuning", "run_export", "export_tflite"),
+    ("cli",),
+    ("benchmarks", "experiments"),
+    ("finetuning", "pretraining"),
+    ("tasks", "pretrain_task", "checkpoint_conversion"),
+    ("serving", "warm_start", "data", "pretraining_data"),
+    ("model_dir", "features", "text"),
+    ("modeling",),
+)
+MAX_LIBRARY_LINES = 450
+MAX_LOCAL_IMPORTS = 10
+
+
+def _unit(module: str) -> str:
+  parts = module.split(".")
+  return parts[1] if parts[0] == "albert" and len(parts) > 1 else parts[0]
+
+
+def _library_files():
+  root = OFFICIAL.parent
+  return sorted(root.glob("albert/**/*.py")) + sorted(OFFICIAL.rglob("*.py"))
+
+
+def _module_name(path) -> str:
+  parts = list(path.relative_to(OFFICIAL.parent).with_suffix("").parts)
+  return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_imports(path):
+  """(imported module, whether inside a function) of albert/official."""
+  tree = ast.parse(path.read_text(), filename=str(path))
+
+  def visit(node, local):
+    for child in ast.iter_child_nodes(node):
+      inner = local or isinstance(
+          child, (ast.FunctionDef, ast.AsyncFunctionDef)
+      )
+      names = []
+      if isinstance(child, ast.Import):
+        names = [a.name for a in child.names]
+      elif isinstance(child, ast.ImportFrom) and child.module:
+        names = [child.module]
+      for name in names:
+        if name.split(".")[0] in ("albert", "official"):
+          yield name, local
+      yield from visit(child, inner)
+
+  yield from visit(tree, False)
+
+
+def test_albert_imports_point_down_the_layers():
+  layer_of = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+  offenders = []
+  for f in sorted((OFFICIAL.parent / "albert").rglob("*.py")):
+    unit = _unit(_module_name(f))
+    if unit == "albert":
+      continue  # albert/__init__.py
+    assert unit in layer_of, f"{f}: add its unit {unit!r} to LAYERS"
+    for module, _ in _package_imports(f):
+      target = _unit(module)
+      if module.startswith("official") or target in ("albert", unit):
+        continue
+      if layer_of[target] <= layer_of[unit]:
+        offenders.append(f"{f} ({unit}) imports {module} ({target})")
+  assert not offenders, offenders
+
+
+def test_few_function_local_imports_of_the_package():
+  """Each one hides an arrow of the architecture: only an optional
+  dependency or a start-up cost justifies one."""
+  local = [
+      f"{f}: {module}"
+      for f in _library_files()
+      for module, inside in _package_imports(f)
+      if inside
+  ]
+  assert len(local) <= MAX_LOCAL_IMPORTS, local
+
+
+def test_no_library_file_over_the_size_limit():
+  long = [
+      f"{f}: {n} lines"
+      for f in _library_files()
+      if (n := len(f.read_text().splitlines())) > MAX_LIBRARY_LINES
+  ]
+  assert not long, long
