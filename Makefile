@@ -1,5 +1,7 @@
 # Two commands for a fresh machine with python3 and make:
-#   make test   create .venv if needed, install, run every test
+#   make test   create .venv if needed, install, run every test (what CI runs)
+#   make test-fast  the tests a developer runs while working: no end-to-end
+#               training, export or benchmark runs (`-m "not slow"`)
 #   make demo   create .venv if needed, install, run the demo job on CPU
 #   make lint   formatter check (pyink) and linter (ruff); `make format` fixes
 PYTHON ?= python3
@@ -10,7 +12,7 @@ STAMP := $(VENV)/.installed
 export TF_CPP_MIN_LOG_LEVEL ?= 1
 PYTEST_ARGS ?=
 
-.PHONY: install test demo lint format clean
+.PHONY: install test test-fast durations demo lint format clean
 
 install: $(STAMP)
 
@@ -25,6 +27,14 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 test: install
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+test-fast: install
+	$(PY) -m pytest -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS)
+
+# After tests were added or changed: every test, then tests/durations.json
+# (the longest files start first in `make test`).
+durations: install
+	$(PY) -m pytest -n 2 --dist loadfile --store-durations $(PYTEST_ARGS)
 
 LINTED := albert official tools tests
 

@@ -4,7 +4,10 @@ Two logical CPU devices are configured before TensorFlow initialises its
 runtime, so that MirroredStrategy tests run real multi-replica code on CPU.
 """
 
+import collections
+import json
 import os
+import pathlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -26,34 +29,39 @@ from albert.pretraining_data.sentencepiece_trainer import (  # noqa: E402
     train_sentencepiece,
 )
 from albert.text.tokenization import SentencePieceTokenizer  # noqa: E402
+from tests.helpers import made_once  # noqa: E402
 
 SAMPLE_BYTES = 400_000
 VOCAB_SIZE = 2000
 
 
+def _sample(path):
+  corpus = str(path / "sample_corpus.txt")
+  sample_corpus.write_sample_corpus(corpus, max_bytes=SAMPLE_BYTES)
+  train_sentencepiece(
+      input_file=corpus,
+      model_prefix=str(path / "spm"),
+      vocab_size=VOCAB_SIZE,
+      num_threads=1,
+  )
+
+
 @pytest.fixture(scope="session")
 def sample_dir(tmp_path_factory):
-  return tmp_path_factory.mktemp("sample")
+  """The sample corpus and its SentencePiece model, made once per run."""
+  return made_once(tmp_path_factory, "sample", _sample)
 
 
 @pytest.fixture(scope="session")
 def corpus_path(sample_dir):
   """About 400 KB of the standard library's docstrings, BERT input format."""
-  path = str(sample_dir / "sample_corpus.txt")
-  sample_corpus.write_sample_corpus(path, max_bytes=SAMPLE_BYTES)
-  return path
+  return str(sample_dir / "sample_corpus.txt")
 
 
 @pytest.fixture(scope="session")
-def spm_model(sample_dir, corpus_path):
+def spm_model(sample_dir):
   """A 2,000-piece SentencePiece model with ALBERT's ids, trained on it."""
-  model, _ = train_sentencepiece(
-      input_file=corpus_path,
-      model_prefix=str(sample_dir / "spm"),
-      vocab_size=VOCAB_SIZE,
-      num_threads=1,
-  )
-  return model
+  return str(sample_dir / "spm.model")
 
 
 @pytest.fixture(scope="session")
@@ -83,3 +91,47 @@ def _restore_absl_verbosity():
   verbosity = logging.get_verbosity()
   yield
   logging.set_verbosity(verbosity)
+
+
+# The seconds each test file took in a full run, so that the longest start
+# first: xdist (--dist loadfile) hands files out in collection order, and a
+# long file handed out last keeps one worker busy while the other idles.
+# `make durations` refreshes the file after a full run.
+DURATIONS = pathlib.Path(__file__).parent / "durations.json"
+
+
+def pytest_addoption(parser):
+  parser.addoption(
+      "--store-durations",
+      action="store_true",
+      help=f"write each test file's seconds to {DURATIONS.name}",
+  )
+
+
+def pytest_collection_modifyitems(config, items):
+  seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+  root = pathlib.Path(str(config.rootpath))
+
+  def weight(item):
+    return -seconds.get(str(pathlib.Path(item.path).relative_to(root)), 0.0)
+
+  items.sort(key=weight)  # stable: the order within a file is kept
+
+
+_seconds = collections.defaultdict(float)
+
+
+def pytest_runtest_logreport(report):
+  _seconds[report.nodeid.split("::")[0]] += report.duration
+
+
+def pytest_sessionfinish(session):
+  if session.config.getoption("store_durations") and not os.environ.get(
+      "PYTEST_XDIST_WORKER"
+  ):
+    DURATIONS.write_text(
+        json.dumps(
+            {k: round(v, 1) for k, v in sorted(_seconds.items())}, indent=1
+        )
+        + "\n"
+    )

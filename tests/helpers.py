@@ -1,7 +1,10 @@
 """What many tests share: the repository path, tiny model configs, and
 command-line runs in a fresh process."""
 
+import fcntl
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
 from typing import Sequence
@@ -41,13 +44,11 @@ def run(
 ) -> subprocess.CompletedProcess:
   """Runs a command from the repository root; text output captured.
 
-  `args` starting with a tools/ path or `-m` get `sys.executable` in front.
+  `args` starting with a tools/ path, `-m` or `-c` get `sys.executable` in
+  front. Every test's fresh process goes through `run` or `start`.
   """
-  args = [str(a) for a in args]
-  if args[0] == "-m" or args[0].endswith(".py"):
-    args = [sys.executable] + args
   return subprocess.run(
-      args,
+      _command(args),
       cwd=cwd or REPO,
       env=env or ENV,
       capture_output=True,
@@ -55,6 +56,22 @@ def run(
       timeout=timeout,
       **kwargs,
   )
+
+
+def start(args: Sequence[str], *, env=None, cwd=None, **kwargs):
+  """`run`'s command started in the background (a `subprocess.Popen`), for
+  tests that kill it or talk to it; output is not captured unless asked."""
+  return subprocess.Popen(
+      _command(args), cwd=cwd or REPO, env=env or ENV, **kwargs
+  )
+
+
+def _command(args: Sequence[str]):
+  """`args` as strings; a tools/ path, `-m` or `-c` gets `sys.executable`."""
+  args = [str(a) for a in args]
+  if args[0] in ("-m", "-c") or args[0].endswith(".py"):
+    args = [sys.executable] + args
+  return args
 
 
 def assert_one_line(run, program, *expected):
@@ -67,3 +84,21 @@ def assert_one_line(run, program, *expected):
   for text in expected:
     assert text in ours[0], ours[0]
   return ours[0]
+
+
+def made_once(tmp_path_factory, name: str, make) -> pathlib.Path:
+  """A directory `make(path)` fills once per test run, however many xdist
+  workers need it: the first to get here builds it under a file lock in the
+  directory the workers share, the others wait and reuse it (read only)."""
+  base = tmp_path_factory.getbasetemp()
+  shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+  path = shared / name
+  with open(shared / f"{name}.lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    complete = shared / f"{name}.complete"
+    if not complete.exists():
+      shutil.rmtree(path, ignore_errors=True)
+      path.mkdir()
+      make(path)
+      complete.touch()
+  return path

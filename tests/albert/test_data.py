@@ -50,6 +50,7 @@ def _sources(files, n, **kwargs):
   ]
 
 
+@pytest.mark.slow
 def test_interleaves_cycle_length_files_one_record_each(files):
   # No buffer (size 1): records come round-robin from cycle_length files.
   sources = _sources(files, 9, cycle_length=3, shuffle_buffer_size=1)

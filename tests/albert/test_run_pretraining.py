@@ -77,6 +77,7 @@ def _variables(checkpoint_dir):
   }
 
 
+@pytest.mark.slow
 def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
   run = _run(
       [
@@ -210,6 +211,7 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_eval_mode_evaluates_the_latest_checkpoint_only(data_dir, tmp_path):
   model_dir = tmp_path / "model"
   metrics = tmp_path / "train.json"

@@ -195,13 +195,14 @@ def test_model_dir_of_another_model_is_refused(tmp_path):
 def test_batch_must_split_over_replicas_and_accumulation(tmp_path):
   with pytest.raises(
       ValueError,
-      match=r"global_batch_size=6 must be "
-      r"divisible by replicas \(1\) x "
+      match=r"global_batch_size=12 must be "
+      r"divisible by replicas \(2\) x "
       r"gradient_accumulation_steps \(4\)",
   ):
     _trainer(
         tmp_path,
-        task=LeastSquaresTask(global_batch_size=6),
+        task=LeastSquaresTask(global_batch_size=12),
+        strategy="mirrored",
         accumulation=4,
     )
 

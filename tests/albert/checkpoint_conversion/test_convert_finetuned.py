@@ -209,6 +209,7 @@ def test_squad_v2_has_no_transformers_class(tmp_path):
   assert not (tmp_path / "hf").exists()
 
 
+@pytest.mark.slow
 def test_command_line_with_a_recipe(tmp_path):
   # An MNLI model directory of ours -> transformers -> ours again, by the
   # command, with the task's recipe; the classifier outputs agree.

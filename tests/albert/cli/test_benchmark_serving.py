@@ -52,6 +52,7 @@ def test_json_report_on_a_tiny_model(spm_model):
     assert report["latency_vs_torch"] > 0 and report["floor_vs_torch"] > 0
 
 
+@pytest.mark.slow
 def test_missing_spm_is_one_line():
   run = subprocess.run(
       [

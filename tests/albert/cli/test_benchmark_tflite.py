@@ -48,6 +48,7 @@ def test_json_report_on_a_tiny_model():
   assert report["tflite_float32"]["threads"] >= 1
 
 
+@pytest.mark.slow
 def test_bad_seq_length_is_one_line():
   run = _benchmark("--seq_length=1000")
   assert run.returncode == 1

@@ -87,6 +87,7 @@ def test_float32_against_the_fastest_peer():
   assert r["variants"]["torch_compile"]["threads"] >= 1
 
 
+@pytest.mark.slow
 def test_bad_gin_is_one_line():
   run = subprocess.run(
       [sys.executable, "tools/benchmark_train.py", "--gin_file=gin/nope.gin"],

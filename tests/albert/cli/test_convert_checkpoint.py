@@ -74,6 +74,7 @@ def _assert_one_line_error(run, output_dir, expected):
         "no_direction",
     ],
 )
+@pytest.mark.slow
 def test_errors_are_one_line_and_leave_nothing(released, tmp_path, case):
   folder, arrays = released
   ckpt = str(folder / "model.ckpt-best")

@@ -80,6 +80,7 @@ def test_factorization_saves_what_the_paper_says():
   assert counts["embedding_params"] < v * h / 5
 
 
+@pytest.mark.slow
 def test_cli_json_and_table():
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   run = subprocess.run(
@@ -118,6 +119,7 @@ def test_cli_json_and_table():
   assert "sharing=none" in table and "attention (4 weight set(s))" in table
 
 
+@pytest.mark.slow
 def test_cli_bad_gin_is_one_line_and_nonzero():
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   run = subprocess.run(

@@ -1,9 +1,7 @@
 """Shared by the serving tests: a tiny pretrained model directory and its
-export (`python -m albert.run_export`), made once per test process."""
+export (`python -m albert.run_export`), made once per test run."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
@@ -17,9 +15,8 @@ SEQ = 24  # the export's seq_length
 
 def export_model(model_dir, spm_model, out, *flags):
   """`python -m albert.run_export` of the fixture's ckpt-1 into out."""
-  run = subprocess.run(
+  run = helpers.run(
       [
-          sys.executable,
           "-m",
           "albert.run_export",
           f"--model_dir={model_dir}",
@@ -29,41 +26,51 @@ def export_model(model_dir, spm_model, out, *flags):
           f"--seq_length={SEQ}",
           *flags,
       ],
-      cwd=helpers.REPO,
-      env=helpers.ENV,
-      capture_output=True,
-      text=True,
       timeout=600,
   )
   assert run.returncode == 0, run.stderr[-3000:]
   return out
 
 
-@pytest.fixture(scope="session")
-def model_dir(tmp_path_factory, spm_model):
-  root = tmp_path_factory.mktemp("export_model")
-  config = helpers.tiny_config(
-      vocab_size=2000,
-      embedding_size=16,
-      hidden_size=32,
-      num_heads=4,
-      intermediate_size=64,
-      max_position_embeddings=64,
-  )
+CONFIG = helpers.tiny_config(
+    vocab_size=2000,
+    embedding_size=16,
+    hidden_size=32,
+    num_heads=4,
+    intermediate_size=64,
+    max_position_embeddings=64,
+)
+
+
+def _write_model(root):
   tf.random.set_seed(3)
-  pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
+  pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(CONFIG))
   pretrainer(pretrainer.dummy_inputs())
   tf.train.Checkpoint(model=pretrainer).write(str(root / "ckpt-1"))
-  (root / "model_config.json").write_text(json.dumps(config.to_dict()))
+  (root / "model_config.json").write_text(json.dumps(CONFIG.to_dict()))
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory):
+  """(a tiny pretrained model directory, its model), made once per run."""
+  root = helpers.made_once(tmp_path_factory, "export_model", _write_model)
+  pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(CONFIG))
+  pretrainer(pretrainer.dummy_inputs())
+  tf.train.Checkpoint(model=pretrainer).read(
+      str(root / "ckpt-1")
+  ).assert_existing_objects_matched()
   return root, pretrainer
 
 
 @pytest.fixture(scope="session")
 def export_dir(model_dir, spm_model, tmp_path_factory):
-  """The three SavedModels of `model_dir` (read only: tests share it)."""
-  return export_model(
-      model_dir[0],
-      spm_model,
-      tmp_path_factory.mktemp("exports") / "albert",
-      "--top_k=3",
+  """The three SavedModels of `model_dir`, made once per run (read only:
+  tests share it)."""
+  exports = helpers.made_once(
+      tmp_path_factory,
+      "exports",
+      lambda path: export_model(
+          model_dir[0], spm_model, path / "albert", "--top_k=3"
+      ),
   )
+  return exports / "albert"

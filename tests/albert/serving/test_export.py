@@ -28,6 +28,7 @@ TEXTS = [
 ]
 
 
+@pytest.mark.slow
 def test_layout_and_no_leftovers(export_dir):
   assert sorted(os.listdir(export_dir)) == [
       "encoder",
@@ -148,6 +149,7 @@ def _python_pack(tokenizer, texts, seq):
   return np.array(ids)
 
 
+@pytest.mark.slow
 def test_fresh_process_signatures_and_no_package_import(fresh):
   assert fresh["signatures"] == {
       "encoder": [
@@ -310,6 +312,7 @@ def test_fill_mask_and_sentence_order(fresh, model_dir, spm_model):
   )
 
 
+@pytest.mark.slow
 def test_saved_model_cli_lists_the_signatures(export_dir):
   cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
   run = subprocess.run(
@@ -348,6 +351,7 @@ def test_normalisation_and_tokens_equal_python_on_varied_text(
     assert toks == tokenizer.tokenize(text), repr(text)
 
 
+@pytest.mark.slow
 def test_bad_export_arguments_are_one_line(
     model_dir, spm_model, tmp_path, export_dir
 ):
@@ -475,6 +479,7 @@ def test_compare_serving_precision_reports_against_the_bars(
     )
 
 
+@pytest.mark.slow
 def test_query_saved_model_answers_and_refuses_in_one_line(export_dir):
   serving = f"--saved_model={export_dir}/serving"
 

@@ -51,6 +51,7 @@ def readme_hub_example() -> str:
   return block
 
 
+@pytest.mark.slow
 def test_readme_keras_classifier_on_hub_layers_trains(model_dir, export_dir):
   _, pretrainer = model_dir
   out = export_dir

@@ -35,6 +35,7 @@ def tflite_runner(path):
   return interpreter.get_signature_runner("serving_default")
 
 
+@pytest.mark.slow
 def test_encoder_float32_and_int8_match_the_saved_model(
     model_dir, export_dir, tmp_path
 ):
@@ -84,6 +85,7 @@ def _packed(rng, batch, seq, vocab):
 
 
 @pytest.mark.parametrize("kind", ["regression", "token"])
+@pytest.mark.slow
 def test_regression_and_token_heads_convert(kind, tmp_path):
   tf.random.set_seed(5)
   config = helpers.tiny_config()
@@ -130,6 +132,7 @@ def _export_error(args):
   return run.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_writes_nothing(model_dir, tmp_path):
   root, _ = model_dir
   output = tmp_path / "out" / "encoder.tflite"

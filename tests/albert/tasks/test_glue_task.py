@@ -61,6 +61,7 @@ def _longest_first(a, b, budget):
   return a, b
 
 
+@pytest.mark.slow
 def test_truncate_pair_equals_the_original_loop_and_tf_text():
   cases = [
       (la, lb, budget)

@@ -42,6 +42,7 @@ def test_epoch_schedule_derives_steps_and_warmup():
   assert (trainer.train_steps, optimizer.warmup_steps) == (5, 2)
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line_with_a_non_zero_exit(tmp_path):
   args = [
       sys.executable,
@@ -100,6 +101,7 @@ print(json.dumps(metrics))
 """
 
 
+@pytest.mark.slow
 def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
   data_dir = str(tmp_path / "glue")
   write_sst2(data_dir, n_train=64, n_dev=8, n_test=2)
@@ -144,6 +146,7 @@ def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
   assert moved > 10  # training changed the restored encoder
 
 
+@pytest.mark.slow
 def test_refused_init_checkpoint_leaves_nothing_and_the_fix_runs(
     tmp_path, spm_model
 ):

@@ -1,6 +1,8 @@
 """The README's own-data example: the sample CSV set, the demo model's gin
 file, and the fine-tuning command line's --seeds errors."""
 
+import pytest
+
 import csv
 import os
 
@@ -72,6 +74,7 @@ def test_demo_model_gin_is_the_architecture_make_demo_pretrains():
   assert demo.hidden_size == 128 and demo.num_layers == 2
 
 
+@pytest.mark.slow
 def test_seeds_flag_error_is_one_line(tmp_path):
   common = [
       "-m",

@@ -50,6 +50,7 @@ def _write_dev(path, version, rng, n=12):
 
 
 @pytest.mark.parametrize("version", ["1.1", "2.0"])
+@pytest.mark.slow
 def test_served_answers_equal_the_python_predictions(
     tmp_path, spm_model, version
 ):

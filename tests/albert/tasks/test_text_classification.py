@@ -173,6 +173,7 @@ TRAIN = [
 ]
 
 
+@pytest.mark.slow
 def test_csv_classification_trains_predicts_and_serves_label_names(
     tmp_path, spm_model
 ):
@@ -315,6 +316,7 @@ def test_labels_from_gin_are_checked_against_every_split(tmp_path, spm_model):
   assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.slow
 def test_jsonl_pair_regression_reports_correlations_and_serves(
     tmp_path, spm_model
 ):
@@ -367,6 +369,7 @@ def test_jsonl_pair_regression_reports_correlations_and_serves(
   assert out["score"][0] > out["score"][1] + 2.0, out
 
 
+@pytest.mark.slow
 def test_seeds_run_once_each_and_keep_the_dev_best(tmp_path, spm_model):
   data_dir = str(tmp_path / "mydata")
   write_own_csv(data_dir, n_train=64, n_dev=24, n_test=3)

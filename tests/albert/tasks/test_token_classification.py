@@ -144,6 +144,7 @@ def test_labels_go_on_the_first_piece_of_each_word(tmp_path, spm_model):
     )
 
 
+@pytest.mark.slow
 def test_ner_trains_reports_entity_f1_predicts_and_serves(tmp_path, spm_model):
   data_dir = str(tmp_path / "ner")
   sentences = write_conll(data_dir)
