@@ -25,10 +25,16 @@ def resolve_prefix(path: str) -> str:
   directory with a `checkpoint` state file (its latest checkpoint)."""
   try:
     return checkpoints.resolve(path)
-  except ValueError as e:
+  except ValueError:
+    if os.path.isdir(path):
+      raise ConversionError(
+          f"--checkpoint={path} is a directory without a 'checkpoint' state "
+          "file; give the checkpoint prefix, e.g. DIR/model.ckpt-best"
+      ) from None
+    prefix = path[: -len(".index")] if path.endswith(".index") else path
     raise ConversionError(
-        f"--checkpoint={path}: {e}; give the checkpoint prefix, e.g. "
-        "DIR/model.ckpt-best"
+        f"--checkpoint={prefix}: no checkpoint there ({prefix}.index not "
+        "found); give the prefix, e.g. DIR/model.ckpt-best"
     ) from None
 
 

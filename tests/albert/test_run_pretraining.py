@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 from tests.albert.synthetic_records import write_records
-from tests.helpers import REPO, ENV
+from tests import helpers
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +43,7 @@ def _args(data_dir, model_dir, *extra, steps=8):
       "TrainerConfig.eval_steps=2",
       "TrainerConfig.deterministic=True",
   ]
+  # sys.executable first, not `-m`: test_faults execs these args as given.
   return (
       [
           sys.executable,
@@ -53,18 +54,6 @@ def _args(data_dir, model_dir, *extra, steps=8):
       ]
       + [f"--gin_param={p}" for p in params]
       + list(extra)
-  )
-
-
-def _run(args, **kwargs):
-  return subprocess.run(
-      args,
-      cwd=REPO,
-      env=kwargs.pop("env", ENV),
-      capture_output=True,
-      text=True,
-      timeout=600,
-      **kwargs,
   )
 
 
@@ -79,9 +68,8 @@ def _variables(checkpoint_dir):
 
 @pytest.mark.slow
 def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
-  run = _run(
+  run = helpers.run(
       [
-          sys.executable,
           "-m",
           "albert.run_pretraining",
           "--gin_file=gin/tiny.gin",
@@ -97,9 +85,8 @@ def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
           "required"
       )
   )
-  run = _run(
+  run = helpers.run(
       [
-          sys.executable,
           "-m",
           "albert.run_pretraining",
           "--gin_file=gin/tiny.gin",
@@ -109,9 +96,8 @@ def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
   )
   assert run.returncode != 0
   assert "matches no files" in run.stderr.strip().splitlines()[-1]
-  run = _run(
+  run = helpers.run(
       [
-          sys.executable,
           "-m",
           "albert.run_pretraining",
           "--gin_file=gin/tiny.gin",
@@ -129,15 +115,13 @@ def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_kill_and_resume_gives_the_uninterrupted_weights(data_dir, tmp_path):
-  straight = _run(_args(data_dir, tmp_path / "straight", steps=40))
+  straight = helpers.run(_args(data_dir, tmp_path / "straight", steps=40))
   assert straight.returncode == 0, straight.stderr[-2000:]
   assert os.path.exists(tmp_path / "straight" / "operative_config.gin")
 
   model_dir = tmp_path / "killed"
-  proc = subprocess.Popen(
+  proc = helpers.start(
       _args(data_dir, model_dir, steps=40),
-      cwd=REPO,
-      env=ENV,
       stdout=subprocess.DEVNULL,
       stderr=subprocess.DEVNULL,
   )
@@ -149,7 +133,7 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(data_dir, tmp_path):
   proc.wait()
   assert proc.returncode == -signal.SIGKILL
   assert not os.path.exists(model_dir / "ckpt-40.index")  # killed mid-way
-  resumed = _run(_args(data_dir, model_dir, steps=40))
+  resumed = helpers.run(_args(data_dir, model_dir, steps=40))
   assert resumed.returncode == 0, resumed.stderr[-2000:]
   assert "Resumed from" in resumed.stderr
   a, b = _variables(tmp_path / "straight"), _variables(model_dir)
@@ -173,7 +157,7 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
   # A shuffle buffer of 1 keeps the order, so both runs see the same global
   # batches: the workers split every batch of 8 by example.
   extra = ["--gin_param=PretrainTask.shuffle_buffer_size=1"]
-  single = _run(_args(data_dir, tmp_path / "single", *extra, steps=4))
+  single = helpers.run(_args(data_dir, tmp_path / "single", *extra, steps=4))
   assert single.returncode == 0, single.stderr[-2000:]
 
   ports = _free_ports(2)
@@ -182,17 +166,16 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
   procs = []
   for index in range(2):
     env = dict(
-        ENV,
+        helpers.ENV,
         TF_CONFIG=json.dumps(
             {"cluster": cluster, "task": {"type": "worker", "index": index}}
         ),
     )
     procs.append(
-        subprocess.Popen(
+        helpers.start(
             _args(
                 data_dir, model_dir, "--strategy=multi_worker", *extra, steps=4
             ),
-            cwd=REPO,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -215,7 +198,7 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
 def test_eval_mode_evaluates_the_latest_checkpoint_only(data_dir, tmp_path):
   model_dir = tmp_path / "model"
   metrics = tmp_path / "train.json"
-  result = _run(
+  result = helpers.run(
       _args(data_dir, model_dir, f"--metrics_file={metrics}", steps=4)
   )
   assert result.returncode == 0, result.stderr[-2000:]
@@ -227,7 +210,7 @@ def test_eval_mode_evaluates_the_latest_checkpoint_only(data_dir, tmp_path):
   # of the training run's final evaluation.
   other = tmp_path / "other.json"
   for name, out in (("eval_again", other),):
-    result = _run(
+    result = helpers.run(
         _args(
             data_dir,
             model_dir,
@@ -246,6 +229,8 @@ def test_eval_mode_evaluates_the_latest_checkpoint_only(data_dir, tmp_path):
   assert after == sorted(before + ["eval_again"])
   assert list((model_dir / "eval_again").iterdir())
   # Nothing to evaluate: one line.
-  result = _run(_args(data_dir, tmp_path / "empty", "--mode=eval", steps=4))
+  result = helpers.run(
+      _args(data_dir, tmp_path / "empty", "--mode=eval", steps=4)
+  )
   assert result.returncode != 0
   assert "no checkpoint in" in result.stderr.strip().splitlines()[-1]

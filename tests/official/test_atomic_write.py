@@ -2,17 +2,16 @@
 writer that was killed mid-write."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from official.io import atomic_write
+from tests import helpers
 
 
 def _dead_pid() -> int:
   """The pid of a process that has ended (and been reaped)."""
-  process = subprocess.Popen([sys.executable, "-c", "pass"])
+  process = helpers.start(["-c", "pass"])
   process.wait()
   return process.pid
 

@@ -6,8 +6,6 @@ directory's config check, evaluation) against numpy.
 """
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,6 +18,7 @@ from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute.strategy import make_strategy
 from official.optimization.optimizer_config import OptimizerConfig
+from tests import helpers
 
 NUM_FEATURES = 3
 NUM_EXAMPLES = 64
@@ -210,7 +209,7 @@ def test_batch_must_split_over_replicas_and_accumulation(tmp_path):
 def test_temporaries_of_a_killed_run_are_gone_after_the_rerun(tmp_path):
   # A run killed (kill -9) while writing its config files leaves their
   # temporaries; the rerun removes them whether or not it writes the file.
-  process = subprocess.Popen([sys.executable, "-c", "pass"])
+  process = helpers.start(["-c", "pass"])
   process.wait()
   tmp_path.mkdir(exist_ok=True)
   for name in ("operative_config.gin", "model_config.json", "other.txt"):

@@ -1,26 +1,16 @@
 """tools/benchmark_serving.py runs as the README shows, with real numbers."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from tests.helpers import REPO
+from tests import helpers
 
 
 @pytest.mark.slow
 def test_json_report_on_a_tiny_model(spm_model):
-  have_torch = (
-      subprocess.run(
-          [sys.executable, "-c", "import torch, transformers"],
-          capture_output=True,
-      ).returncode
-      == 0
-  )
-  run = subprocess.run(
+  have_torch = helpers.run(["-c", "import torch, transformers"]).returncode == 0
+  run = helpers.run(
       [
-          sys.executable,
           "tools/benchmark_serving.py",
           "--gin_file=gin/tiny.gin",
           f"--spm_model_file={spm_model}",
@@ -30,11 +20,7 @@ def test_json_report_on_a_tiny_model(spm_model):
           "--batch_repeats=2",
           "--json",
       ],
-      cwd=REPO,
-      capture_output=True,
-      text=True,
       timeout=900,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
   )
   assert run.returncode == 0, run.stderr[-2000:]
   report = json.loads(run.stdout.strip().splitlines()[-1])
@@ -54,18 +40,13 @@ def test_json_report_on_a_tiny_model(spm_model):
 
 @pytest.mark.slow
 def test_missing_spm_is_one_line():
-  run = subprocess.run(
+  run = helpers.run(
       [
-          sys.executable,
           "tools/benchmark_serving.py",
           "--gin_file=gin/tiny.gin",
           "--spm_model_file=/nonexistent/spm.model",
       ],
-      cwd=REPO,
-      capture_output=True,
-      text=True,
       timeout=300,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
   )
   assert run.returncode != 0
   last = run.stderr.strip().splitlines()[-1]

@@ -1,25 +1,15 @@
 """tools/benchmark_tflite.py runs as the README shows, with real numbers."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from tests.helpers import REPO
-
-_ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+from tests import helpers
 
 
 def _benchmark(*flags):
-  return subprocess.run(
-      [sys.executable, "tools/benchmark_tflite.py", "--gin_file=gin/tiny.gin"]
-      + list(flags),
-      cwd=REPO,
-      capture_output=True,
-      text=True,
+  return helpers.run(
+      ["tools/benchmark_tflite.py", "--gin_file=gin/tiny.gin", *flags],
       timeout=900,
-      env=_ENV,
   )
 
 

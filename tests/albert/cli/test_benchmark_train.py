@@ -1,12 +1,9 @@
 """tools/benchmark_train.py runs as the README shows, with real numbers."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from tests.helpers import REPO
+from tests import helpers
 
 TINY = [
     "--gin_file=gin/tiny.gin",
@@ -20,14 +17,7 @@ TINY = [
 
 
 def _run(*args):
-  run = subprocess.run(
-      [sys.executable, "tools/benchmark_train.py", *args],
-      cwd=REPO,
-      capture_output=True,
-      text=True,
-      timeout=1200,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-  )
+  run = helpers.run(["tools/benchmark_train.py", *args], timeout=1200)
   assert run.returncode == 0, run.stderr[-2000:]
   return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -67,13 +57,7 @@ def test_bfloat16_with_trainer_bindings():
 
 @pytest.mark.slow
 def test_float32_against_the_fastest_peer():
-  if (
-      subprocess.run(
-          [sys.executable, "-c", "import torch, transformers"],
-          capture_output=True,
-      ).returncode
-      != 0
-  ):
+  if helpers.run(["-c", "import torch, transformers"]).returncode != 0:
     pytest.skip("torch and transformers are not installed")
   report = _run(*TINY, "--precision=float32")
   r = report["precisions"]["float32"]
@@ -89,13 +73,8 @@ def test_float32_against_the_fastest_peer():
 
 @pytest.mark.slow
 def test_bad_gin_is_one_line():
-  run = subprocess.run(
-      [sys.executable, "tools/benchmark_train.py", "--gin_file=gin/nope.gin"],
-      cwd=REPO,
-      capture_output=True,
-      text=True,
-      timeout=300,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+  run = helpers.run(
+      ["tools/benchmark_train.py", "--gin_file=gin/nope.gin"], timeout=300
   )
   assert run.returncode != 0
   assert run.stderr.strip().splitlines()[-1] == (

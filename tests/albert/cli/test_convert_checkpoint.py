@@ -3,8 +3,6 @@ released-style checkpoint with optimizer slots that pretraining resumes."""
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,9 +15,9 @@ from tests.albert.checkpoint_conversion import (
     original_checkpoint_reference as original,
 )
 from tests.albert.synthetic_records import write_records
-from tests.helpers import REPO, ENV
+from tests import helpers
 
-TOOL = os.path.join(REPO, "tools", "convert_checkpoint.py")
+TOOL = helpers.tool("convert_checkpoint")
 # The synthetic records: vocabulary 64, sequences of 32, 5 predictions.
 CONFIG = original.original_config(
     vocab_size=64,
@@ -31,15 +29,8 @@ STEP = 5
 
 
 def _run(*args, module=None):
-  command = [sys.executable] + (["-m", module] if module else [TOOL])
-  return subprocess.run(
-      command + list(args),
-      cwd=REPO,
-      env=ENV,
-      capture_output=True,
-      text=True,
-      timeout=600,
-  )
+  command = ["-m", module] if module else [TOOL]
+  return helpers.run(command + list(args), timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -1,33 +1,22 @@
 """End to end: corpus -> SentencePiece -> TFRecords -> pretraining (slow)."""
 
-import os
 import re
-import subprocess
-import sys
 
 import pytest
-from tests.helpers import REPO
+from tests import helpers
 
 
 @pytest.mark.slow
 def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
   work = tmp_path / "demo"
   args = [
-      sys.executable,
       "tools/demo.py",
       f"--work_dir={work}",
       "--corpus_mb=0.4",
       "--vocab_size=2000",
       "--train_steps=300",
   ]
-  run = subprocess.run(
-      args,
-      cwd=REPO,
-      capture_output=True,
-      text=True,
-      timeout=1200,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-  )
+  run = helpers.run(args, timeout=1200)
   assert run.returncode == 0, run.stderr[-3000:]
   log = run.stdout + run.stderr
   losses = [
@@ -57,27 +46,14 @@ def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
   )
   assert (work / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
   # Every stage is skipped on a rerun; training resumes at its last step.
-  rerun = subprocess.run(
-      args,
-      cwd=REPO,
-      capture_output=True,
-      text=True,
-      timeout=1200,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-  )
+  rerun = helpers.run(args, timeout=1200)
   assert rerun.returncode == 0, rerun.stderr[-3000:]
   assert "1/6" not in rerun.stdout and "3/6" not in rerun.stdout
   assert "fill_mask: Return a new [MASK]" in run.stdout
   assert re.search(r"\[MASK\] at token \d+: \S+ \(0\.\d{3}\)", run.stdout)
   assert "Resumed from" in rerun.stderr
   # Finished stages are only reused with the settings that made them.
-  other = subprocess.run(
-      args + ["--seq_length=32"],
-      cwd=REPO,
-      capture_output=True,
-      text=True,
-      timeout=600,
-  )
+  other = helpers.run(args + ["--seq_length=32"], timeout=600)
   assert other.returncode != 0
   assert "--seq_length=64 then, 32 now" in other.stderr
   assert (work / "model" / "ckpt-300.index").exists()

@@ -25,6 +25,7 @@ from tests.albert.test_run_pretraining import _args
 from tests.helpers import ENV
 from tests.helpers import assert_one_line
 from tests.helpers import run as run_from_repo
+from tests.helpers import start as start_from_repo
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.slow
@@ -315,10 +316,8 @@ def test_kill_at_several_points_leaves_only_whole_checkpoints(
   # Killed once a checkpoint of at least this step is listed, after a pause
   # that lands in the middle of the next saves.
   for step, pause in ((2, 0.0), (40, 0.03), (90, 0.11)):
-    process = subprocess.Popen(
+    process = start_from_repo(
         args,
-        cwd=REPO,
-        env=ENV,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

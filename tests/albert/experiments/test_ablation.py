@@ -2,8 +2,6 @@
 experiment, every output, the rerun that skips, and the plans of the others."""
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
@@ -13,7 +11,7 @@ from albert.experiments.variants import CURVE_METRICS
 from albert.experiments.variants import EXPERIMENTS
 from albert.modeling.config import AlbertConfig
 from official.errors import InputError
-from tests.helpers import ENV, REPO
+from tests import helpers
 
 TINY = [
     "AlbertConfig.embedding_size=8",
@@ -71,7 +69,6 @@ def test_plans_follow_the_paper_tables():
 def test_sentence_task_experiment_end_to_end(tmp_path, corpus_path):
   work = tmp_path / "work"
   command = [
-      sys.executable,
       "tools/run_ablation.py",
       "--experiment=sentence_task",
       f"--corpus={corpus_path}",
@@ -84,9 +81,7 @@ def test_sentence_task_experiment_end_to_end(tmp_path, corpus_path):
       "--dupe_factor=1",
       "--parallel=2",  # two variants side by side, then the third
   ] + [f"--gin_param={p}" for p in TINY]
-  result = subprocess.run(
-      command, cwd=REPO, env=ENV, capture_output=True, text=True, timeout=900
-  )
+  result = helpers.run(command, timeout=900)
   assert result.returncode == 0, result.stderr[-3000:]
   out = work / "sentence_task"
   results = json.loads((out / "results.json").read_text())
@@ -113,9 +108,7 @@ def test_sentence_task_experiment_end_to_end(tmp_path, corpus_path):
   # A rerun finds every step done: no training, the same results.
   before = (out / "sop" / "train_metrics.json").stat().st_mtime_ns
   start = time.time()
-  again = subprocess.run(
-      command, cwd=REPO, env=ENV, capture_output=True, text=True, timeout=900
-  )
+  again = helpers.run(command, timeout=900)
   assert again.returncode == 0, again.stderr[-3000:]
   assert (out / "sop" / "train_metrics.json").stat().st_mtime_ns == before
   assert json.loads((out / "results.json").read_text()) == results

@@ -1,9 +1,6 @@
 """Parameter counts of the released sizes: docs/reference.md section 2."""
 
 import json
-import os
-import subprocess
-import sys
 
 import gin
 import pytest
@@ -12,6 +9,7 @@ from albert.modeling.config import AlbertConfig
 from albert.modeling.flops import forward_flops_per_example
 from albert.modeling.parameter_counts import parameter_counts
 from official.config.gin_files import parse_gin
+from tests import helpers
 from tests.helpers import REPO
 
 
@@ -82,38 +80,27 @@ def test_factorization_saves_what_the_paper_says():
 
 @pytest.mark.slow
 def test_cli_json_and_table():
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  run = subprocess.run(
+  run = helpers.run(
       [
-          sys.executable,
           "-m",
           "albert.cli.model_summary",
           "--gin_file=gin/large.gin",
           "--json",
       ],
-      cwd=REPO,
-      env=env,
-      capture_output=True,
-      text=True,
       check=True,
   )
   data = json.loads(run.stdout)
   assert data["backbone_params"] == RELEASED["large"][0]
   assert data["pretrainer_params"] == sum(RELEASED["large"])
   assert data["config"]["num_layers"] == 24
-  table = subprocess.run(
+  table = helpers.run(
       [
-          sys.executable,
           "-m",
           "albert.cli.model_summary",
           "--gin_file=gin/base.gin",
           "--gin_file=gin/tiny.gin",
           "--gin_param=AlbertConfig.sharing='none'",
       ],
-      cwd=REPO,
-      env=env,
-      capture_output=True,
-      text=True,
       check=True,
   ).stdout
   assert "sharing=none" in table and "attention (4 weight set(s))" in table
@@ -121,34 +108,23 @@ def test_cli_json_and_table():
 
 @pytest.mark.slow
 def test_cli_bad_gin_is_one_line_and_nonzero():
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  run = subprocess.run(
+  run = helpers.run(
       [
-          sys.executable,
           "-m",
           "albert.cli.model_summary",
           "--gin_file=gin/huge.gin",
       ],
-      cwd=REPO,
-      env=env,
-      capture_output=True,
-      text=True,
   )
   assert run.returncode != 0
   assert run.stdout == ""
   assert "model_summary: error: gin file 'gin/huge.gin' not found" in run.stderr
-  run = subprocess.run(
+  run = helpers.run(
       [
-          sys.executable,
           "-m",
           "albert.cli.model_summary",
           "--gin_file=gin/base.gin",
           "--gin_param=AlbertConfig.num_heads=7",
       ],
-      cwd=REPO,
-      env=env,
-      capture_output=True,
-      text=True,
   )
   assert run.returncode != 0
   assert "hidden_size=768 must be divisible by num_heads=7" in run.stderr

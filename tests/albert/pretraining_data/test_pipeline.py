@@ -6,7 +6,6 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 
 import pytest
 import sentencepiece as spm
@@ -249,13 +248,7 @@ def test_manifest_in_a_new_directory(tmp_path, corpus_path, spm_model):
 
 
 def _cli(*args, cwd=None):
-  return subprocess.run(
-      [sys.executable, str(TOOL), *args],
-      cwd=cwd,
-      capture_output=True,
-      text=True,
-      timeout=300,
-  )
+  return helpers.run([TOOL, *args], cwd=cwd, timeout=300)
 
 
 def test_command_line_run(tmp_path, corpus_path, spm_model):
@@ -399,8 +392,8 @@ def test_sigkill_then_rerun_gives_identical_bytes(
   fresh = tmp_path / "fresh"
   assert _cli(*args, f"--output_file={fresh}/t.tfrecord").returncode == 0
   out = tmp_path / "killed"
-  process = subprocess.Popen(
-      [sys.executable, str(TOOL), *args, f"--output_file={out}/t.tfrecord"],
+  process = helpers.start(
+      [TOOL, *args, f"--output_file={out}/t.tfrecord"],
       stdout=subprocess.DEVNULL,
       stderr=subprocess.DEVNULL,
   )
@@ -438,17 +431,14 @@ def test_memory_does_not_grow_with_the_corpus(tmp_path, corpus_path, spm_model):
   )
   peaks = []
   for corpus in (corpus_path, str(big)):
-    result = subprocess.run(
+    result = helpers.run(
         [
-            sys.executable,
             "-c",
             script,
             corpus,
             str(tmp_path / f"out{len(peaks)}" / "t.tfrecord"),
             spm_model,
         ],
-        capture_output=True,
-        text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stderr

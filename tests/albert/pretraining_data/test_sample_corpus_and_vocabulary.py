@@ -1,8 +1,6 @@
 """tools/make_sample_corpus.py and tools/train_sentencepiece.py."""
 
 import pathlib
-import subprocess
-import sys
 
 import pytest
 import sentencepiece as spm
@@ -35,15 +33,12 @@ def test_sample_corpus_is_real_text_in_the_bert_format(corpus_path):
 
 def test_sample_corpus_is_deterministic(tmp_path, corpus_path):
   again = tmp_path / "again.txt"
-  result = subprocess.run(
+  result = helpers.run(
       [
-          sys.executable,
-          str(REPO / "tools" / "make_sample_corpus.py"),
+          REPO / "tools" / "make_sample_corpus.py",
           f"--output={again}",
           "--max_mb=0.4",
       ],
-      capture_output=True,
-      text=True,
       timeout=120,
   )
   assert result.returncode == 0, result.stderr
@@ -185,15 +180,12 @@ def test_training_errors_write_nothing(tmp_path, corpus_path):
     )
   bad = tmp_path / "bad.txt"
   bad.write_bytes(b"fine\n\xff\n")
-  result = subprocess.run(
+  result = helpers.run(
       [
-          sys.executable,
-          str(REPO / "tools" / "train_sentencepiece.py"),
+          REPO / "tools" / "train_sentencepiece.py",
           f"--input={bad}",
           f"--model_prefix={prefix}",
       ],
-      capture_output=True,
-      text=True,
       timeout=120,
   )
   assert result.returncode != 0

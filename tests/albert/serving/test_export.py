@@ -2,7 +2,6 @@
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -13,8 +12,10 @@ import tensorflow as tf
 from albert.serving.preprocessor import AlbertPreprocessor
 from tests.albert.serving.conftest import SEQ
 from tests.albert.serving.conftest import export_model
-from tests.helpers import REPO, ENV
 from tests import helpers
+
+# Every test here needs the exported SavedModels (serving/conftest.py).
+pytestmark = pytest.mark.slow
 
 TEXTS = [
     "The function returns a list.",
@@ -28,7 +29,6 @@ TEXTS = [
 ]
 
 
-@pytest.mark.slow
 def test_layout_and_no_leftovers(export_dir):
   assert sorted(os.listdir(export_dir)) == [
       "encoder",
@@ -117,9 +117,8 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def fresh(export_dir):
-  run = subprocess.run(
+  run = helpers.run(
       [
-          sys.executable,
           "-c",
           FRESH,
           str(export_dir),
@@ -127,9 +126,7 @@ def fresh(export_dir):
           str(SEQ),
       ],
       cwd="/",
-      env=dict(ENV, PYTHONPATH=""),
-      capture_output=True,
-      text=True,
+      env=dict(helpers.ENV, PYTHONPATH=""),
       timeout=600,
   )
   assert run.returncode == 0, run.stderr[-3000:]
@@ -149,7 +146,6 @@ def _python_pack(tokenizer, texts, seq):
   return np.array(ids)
 
 
-@pytest.mark.slow
 def test_fresh_process_signatures_and_no_package_import(fresh):
   assert fresh["signatures"] == {
       "encoder": [
@@ -312,14 +308,10 @@ def test_fill_mask_and_sentence_order(fresh, model_dir, spm_model):
   )
 
 
-@pytest.mark.slow
 def test_saved_model_cli_lists_the_signatures(export_dir):
   cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
-  run = subprocess.run(
+  run = helpers.run(
       [cli, "show", "--all", "--dir", str(export_dir / "serving")],
-      env=ENV,
-      capture_output=True,
-      text=True,
       timeout=300,
   )
   assert run.returncode == 0, run.stderr[-2000:]
@@ -351,19 +343,11 @@ def test_normalisation_and_tokens_equal_python_on_varied_text(
     assert toks == tokenizer.tokenize(text), repr(text)
 
 
-@pytest.mark.slow
 def test_bad_export_arguments_are_one_line(
     model_dir, spm_model, tmp_path, export_dir
 ):
   def run(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "albert.run_export", *args],
-        cwd=REPO,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return helpers.run(["-m", "albert.run_export", *args], timeout=300)
 
   result = run(
       f"--model_dir={model_dir[0]}",
@@ -398,7 +382,6 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.slow
 def test_bfloat16_export_serves_float32_outputs_close_to_float32(
     model_dir, spm_model, export_dir, tmp_path
 ):
@@ -406,18 +389,14 @@ def test_bfloat16_export_serves_float32_outputs_close_to_float32(
       model_dir[0], spm_model, tmp_path / "bf16", "--precision=bfloat16"
   )
   texts = [t for t in TEXTS if t.strip()]
-  run = subprocess.run(
+  run = helpers.run(
       [
-          sys.executable,
           "-c",
           _PRECISIONS,
           str(export_dir),
           str(out),
           json.dumps(texts),
       ],
-      env=ENV,
-      capture_output=True,
-      text=True,
       timeout=600,
   )
   assert run.returncode == 0, run.stderr[-3000:]
@@ -431,7 +410,6 @@ def test_bfloat16_export_serves_float32_outputs_close_to_float32(
   assert not np.array_equal(full, half)  # it did compute in bfloat16
 
 
-@pytest.mark.slow
 def test_compare_serving_precision_reports_against_the_bars(
     model_dir, spm_model, tmp_path
 ):
@@ -449,9 +427,8 @@ def test_compare_serving_precision_reports_against_the_bars(
           ]
       )
   )
-  run = subprocess.run(
+  run = helpers.run(
       [
-          sys.executable,
           "tools/compare_serving_precision.py",
           f"--model_dir={model_dir[0]}",
           f"--checkpoint={model_dir[0]}/ckpt-1",
@@ -460,10 +437,6 @@ def test_compare_serving_precision_reports_against_the_bars(
           f"--seq_length={SEQ}",
           "--json",
       ],
-      cwd=REPO,
-      env=ENV,
-      capture_output=True,
-      text=True,
       timeout=600,
   )
   report = json.loads(run.stdout.strip().splitlines()[-1])
@@ -479,7 +452,6 @@ def test_compare_serving_precision_reports_against_the_bars(
     )
 
 
-@pytest.mark.slow
 def test_query_saved_model_answers_and_refuses_in_one_line(export_dir):
   serving = f"--saved_model={export_dir}/serving"
 

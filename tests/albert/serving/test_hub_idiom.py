@@ -11,6 +11,9 @@ import pytest
 
 from tests import helpers
 
+# Every test here needs the exported SavedModels (serving/conftest.py).
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("tensorflow_hub")
 
 README_EXPORT_DIR = 'export_dir = "/tmp/albert_export"'
@@ -19,6 +22,7 @@ README_EXPORT_DIR = 'export_dir = "/tmp/albert_export"'
 _CHECKS = r"""
 import json, sys
 import numpy as np
+
 assert not any(m == "albert" or m.startswith(("albert.", "official"))
                for m in sys.modules)
 loaded = hub.KerasLayer(f"{export_dir}/encoder", trainable=True)
@@ -51,7 +55,6 @@ def readme_hub_example() -> str:
   return block
 
 
-@pytest.mark.slow
 def test_readme_keras_classifier_on_hub_layers_trains(model_dir, export_dir):
   _, pretrainer = model_dir
   out = export_dir

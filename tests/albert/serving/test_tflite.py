@@ -11,13 +11,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert import export_tflite
+from albert.cli import export_tflite
 from albert.modeling.encoder import AlbertEncoder
 from albert.serving import tflite_export
 from albert.modeling.classifier import AlbertClassifier
 from albert.modeling.multiple_choice import AlbertMultipleChoice
 from albert.modeling.token_classifier import AlbertTokenClassifier
 from tests import helpers
+
+# Every test here needs the exported SavedModels (serving/conftest.py).
+pytestmark = pytest.mark.slow
 
 _INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -35,7 +38,6 @@ def tflite_runner(path):
   return interpreter.get_signature_runner("serving_default")
 
 
-@pytest.mark.slow
 def test_encoder_float32_and_int8_match_the_saved_model(
     model_dir, export_dir, tmp_path
 ):
@@ -85,7 +87,6 @@ def _packed(rng, batch, seq, vocab):
 
 
 @pytest.mark.parametrize("kind", ["regression", "token"])
-@pytest.mark.slow
 def test_regression_and_token_heads_convert(kind, tmp_path):
   tf.random.set_seed(5)
   config = helpers.tiny_config()
@@ -132,7 +133,6 @@ def _export_error(args):
   return run.stderr.strip().splitlines()[-1]
 
 
-@pytest.mark.slow
 def test_bad_input_is_one_line_and_writes_nothing(model_dir, tmp_path):
   root, _ = model_dir
   output = tmp_path / "out" / "encoder.tflite"

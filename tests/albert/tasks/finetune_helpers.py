@@ -4,8 +4,6 @@ bindings, and a fresh-process SavedModel call."""
 import base64
 import json
 import os
-import subprocess
-import sys
 from typing import Sequence
 
 import gin
@@ -98,13 +96,12 @@ def decode(x):
   return x.decode() if isinstance(x, bytes) else x
 print(json.dumps({{k: decode(v.numpy().tolist()) for k, v in out.items()}}))
 """
-  run = subprocess.run(
-      [sys.executable, "-c", script],
+  run = test_helpers.run(
+      ["-c", script],
       input=json.dumps(inputs),
-      capture_output=True,
-      text=True,
       timeout=300,
       cwd=os.path.dirname(export_dir),  # not the repository
+      # Not the checkout on the path either: only TF and TF-Text are wanted.
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
   )
   assert run.returncode == 0, run.stderr[-3000:]

@@ -2,9 +2,6 @@
 epoch schedule, and training under MirroredStrategy."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -45,7 +42,6 @@ def test_epoch_schedule_derives_steps_and_warmup():
 @pytest.mark.slow
 def test_cli_errors_are_one_line_with_a_non_zero_exit(tmp_path):
   args = [
-      sys.executable,
       "-m",
       "albert.run_finetuning",
       "--gin_file=gin/finetune/rte.gin",
@@ -55,14 +51,7 @@ def test_cli_errors_are_one_line_with_a_non_zero_exit(tmp_path):
       f"--data_dir={tmp_path / 'nowhere'}",
       "--spm_model_file=x.model",
   ]
-  run = subprocess.run(
-      args,
-      cwd=test_helpers.REPO,
-      capture_output=True,
-      text=True,
-      timeout=300,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-  )
+  run = test_helpers.run(args, timeout=300)
   assert run.returncode == 1
   last = run.stderr.strip().splitlines()[-1]
   assert last.startswith(
@@ -120,14 +109,7 @@ def test_mirrored_fine_tuning_matches_one_device(tmp_path, spm_model):
       "data_dir": data_dir,
       "spm": spm_model,
   }
-  run = subprocess.run(
-      [sys.executable, "-c", _TRAIN_BOTH, json.dumps(args)],
-      cwd=test_helpers.REPO,
-      capture_output=True,
-      text=True,
-      timeout=600,
-      env=test_helpers.ENV,
-  )
+  run = test_helpers.run(["-c", _TRAIN_BOTH, json.dumps(args)], timeout=600)
   assert run.returncode == 0, run.stderr[-3000:]
   metrics = json.loads(run.stdout.strip().splitlines()[-1])
   assert "Strategy mirrored with 2 replica(s)" in run.stderr

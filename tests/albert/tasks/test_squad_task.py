@@ -13,8 +13,6 @@ that imports only tensorflow and tensorflow_text.
 import json
 import os
 import random
-import subprocess
-import sys
 
 import gin
 import pytest
@@ -22,6 +20,7 @@ import pytest
 from albert import finetuning
 from albert.text.tokenization import SPACE_MARK
 from albert.tasks.squad import metrics as squad_metrics
+from tests import helpers
 
 MARKERS = 3
 CONTEXT_WORDS = 12
@@ -193,10 +192,8 @@ def test_learns_synthetic_squad_and_serves(
       )
   )
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-  done = subprocess.run(
-      [sys.executable, "-c", _SERVE, str(tmp_path / "export"), str(request)],
-      capture_output=True,
-      text=True,
+  done = helpers.run(
+      ["-c", _SERVE, str(tmp_path / "export"), str(request)],
       env=env,
       timeout=300,
       check=False,
