@@ -25,9 +25,11 @@ class TaggedSentence:
   tags: Optional[Tuple[str, ...]]
 
 
-def split_file_names(split: str) -> str:
-  """`train.txt or train.conll`, for messages."""
-  return own_data.split_file_names(split, EXTENSIONS)
+def require_split_file(data_dir: str, split: str, *, task: str, hint: str):
+  """DATA_DIR/split.txt or split.conll, or a one-line InputError."""
+  return own_data.require_split_file(
+      data_dir, split, task=task, hint=hint, extensions=EXTENSIONS
+  )
 
 
 def find_split_file(data_dir: str, split: str) -> Optional[str]:

@@ -63,6 +63,25 @@ def find_split_file(
   return found[0] if found else None
 
 
+def require_split_file(
+    data_dir: str,
+    split: str,
+    *,
+    task: str,
+    hint: str,
+    extensions: Sequence[str] = EXTENSIONS,
+) -> str:
+  """`find_split_file`, or InputError: `TASK: no train.csv, train.tsv, ...
+  in DATA_DIR; HINT`."""
+  path = find_split_file(data_dir, split, extensions)
+  if path is None:
+    raise InputError(
+        f"{task}: no {split_file_names(split, extensions)} in {data_dir}; "
+        f"{hint}"
+    )
+  return path
+
+
 def split_file_names(split: str, extensions: Sequence[str] = EXTENSIONS) -> str:
   """`train.csv, train.tsv, train.jsonl or train.json`: what
   `find_split_file` looks for, for messages."""

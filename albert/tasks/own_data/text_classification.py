@@ -74,14 +74,12 @@ class OwnDataTask(SentenceClassificationTask):
   # --- Files ------------------------------------------------------------------
 
   def _split_file(self, split: str) -> str:
-    data_dir = self._require_data_dir()
-    path = own_data.find_split_file(data_dir, split)
-    if path is None:
-      raise InputError(
-          f"{self.name}: no {own_data.split_file_names(split)} in "
-          f"{data_dir}; put the {split} examples there"
-      )
-    return path
+    return own_data.require_split_file(
+        self._require_data_dir(),
+        split,
+        task=self.name,
+        hint=f"put the {split} examples there",
+    )
 
   def read_examples(self, split):
     if self.pair is None and split != self.train_split:

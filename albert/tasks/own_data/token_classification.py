@@ -86,15 +86,12 @@ class TokenClassificationTask(FinetuneTask):
         )
 
   def _split_file(self, split: str) -> str:
-    data_dir = self._require_data_dir()
-    path = conll_data.find_split_file(data_dir, split)
-    if path is None:
-      raise InputError(
-          f"{self.name}: no {conll_data.split_file_names(split)} in "
-          f"{data_dir}; put the {split} sentences there (a word and its tag "
-          "per line)"
-      )
-    return path
+    return conll_data.require_split_file(
+        self._require_data_dir(),
+        split,
+        task=self.name,
+        hint=f"put the {split} sentences there (a word and its tag per line)",
+    )
 
   def read_examples(self, split):
     if self.labels is None and split != self.train_split:
@@ -246,12 +243,12 @@ class TokenClassificationTask(FinetuneTask):
     return [path]
 
   def predict_to_files(self, model, output_dir: str) -> List[str]:
-    if conll_data.find_split_file(self._require_data_dir(), "test") is None:
-      raise InputError(
-          f"{self.name}: no {conll_data.split_file_names('test')} in "
-          f"{self.data_dir}; put the sentences to tag there (one word per "
-          "line)"
-      )
+    conll_data.require_split_file(
+        self._require_data_dir(),
+        "test",
+        task=self.name,
+        hint="put the sentences to tag there (one word per line)",
+    )
     return super().predict_to_files(model, output_dir)
 
   # --- MODEL_DIR/labels.json --------------------------------------------------
