@@ -1,6 +1,6 @@
-"""Generic model-garden pieces: layers, optimizers, schedules, strategies.
-
-Nothing in this package imports `albert`.
+"""Generic model-garden pieces: errors, the training loop and its checkpoints,
+optimizers and schedules, strategies, atomic I/O, gin plumbing, benchmark
+processes. Nothing in this package imports `albert`.
 
 Importing it turns on TensorFlow's oneDNN CPU kernels unless the environment
 already decides (`TF_ENABLE_ONEDNN_OPTS`). TensorFlow enables them by itself

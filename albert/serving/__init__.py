@@ -1,11 +1,16 @@
-"""SavedModels of a trained ALBERT.
+"""SavedModels and TFLite flatbuffers of a trained ALBERT.
 
 Modules:
-  preprocessor          AlbertPreprocessor: raw strings -> encoder inputs
-                        (TF ops)
-  hub_encoder_module    HubEncoderModule: the TF Hub-style encoder on token ids
-  text_serving_module   TextServingModule: raw text end to end (fill_mask, ...)
-  exporter              export(): the three SavedModels, written atomically
+  preprocessor              AlbertPreprocessor: raw strings -> encoder inputs
+                            (TF ops)
+  hub_preprocessing_module  HubPreprocessingModule: TF Hub's `tokenize` and
+                            `bert_pack_inputs`
+  hub_encoder_module        HubEncoderModule: the TF Hub-style encoder on token
+                            ids
+  text_serving_module       TextServingModule: raw text end to end (fill_mask,
+                            ...)
+  exporter                  export(): the three SavedModels, written atomically
+  tflite_export             TFLite flatbuffers (float32, dynamic-range int8)
 
-Command line: `python -m albert.run_export`.
+Command line: `python -m albert.run_export`, `python -m albert.export_tflite`.
 """

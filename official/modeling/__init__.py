@@ -1,1 +1,1 @@
-"""Generic Keras building blocks (activations)."""
+"""Generic Keras building blocks: activations, precision policies."""
