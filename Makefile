@@ -25,16 +25,18 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
+# --no-loadscope-reorder: files start in the order tests/conftest.py sorts
+# them (longest first, by tests/durations.json), not by their number of tests.
 test: install
-	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
 
 # After tests were added or changed: every test, then tests/durations.json
 # (the longest files start first in `make test`).
 durations: install
-	$(PY) -m pytest -n 2 --dist loadfile --store-durations $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --store-durations $(PYTEST_ARGS)
 
 LINTED := albert official tools tests
 
