@@ -12,6 +12,7 @@ its latest checkpoint):
   restore(checkpoint, model, p)  model and optimizer, or weights only
   restore_newest(model_dir, fn)  the newest checkpoint that reads back whole
   save(manager, write_dir, step) a save that leaves nothing behind on failure
+  StateFirstCheckpointManager    old checkpoints unlisted before deletion
   remove_leftovers(model_dir)    what a killed save left
 """
 
@@ -29,6 +30,31 @@ from official.io import atomic_write
 
 STATE_FILE = "checkpoint"
 _STEP = re.compile(r"-(\d+)$")
+
+
+class StateFirstCheckpointManager(tf.train.CheckpointManager):
+  """A `tf.train.CheckpointManager` whose state file stops naming an old
+  checkpoint before that checkpoint's files are deleted.
+
+  TensorFlow's manager deletes the oldest checkpoint's files first and
+  rewrites the `checkpoint` state file after, so a kill in between leaves the
+  file naming a checkpoint that is gone. Here the state is written first:
+  whatever the file lists exists whole. (`keep_checkpoint_every_n_hours` is
+  not supported.)
+  """
+
+  def _sweep(self):
+    doomed = []
+    while self._max_to_keep and len(self._maybe_delete) > self._max_to_keep:
+      doomed.append(self._maybe_delete.popitem(last=False)[0])
+    if not doomed:
+      return
+    self._record_state()
+    for prefix in doomed:
+      for path in tf.io.gfile.glob(prefix + ".index") + tf.io.gfile.glob(
+          prefix + ".data-?????-of-?????"
+      ):
+        tf.io.gfile.remove(path)
 
 
 def resolve(path: str) -> str:

@@ -98,7 +98,7 @@ class Trainer:
     )
     # Every worker saves (saving is collective); only the chief's copies are
     # kept in model_dir, the others go to a scratch directory inside it.
-    self.checkpoint_manager = tf.train.CheckpointManager(
+    self.checkpoint_manager = checkpoints.StateFirstCheckpointManager(
         self.checkpoint,
         self._write_dir,
         max_to_keep=config.max_checkpoints if self.is_chief else 1,

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
+from official.core import checkpoints
 from official.core import model_config_file
 from official.core.task import Task
 from official.core.trainer import Trainer
@@ -218,3 +219,25 @@ def test_temporaries_of_a_killed_run_are_gone_after_the_rerun(tmp_path):
   names = os.listdir(tmp_path)
   assert "model_config.json" in names
   assert not [n for n in names if ".tmp" in n], names
+
+
+def test_old_checkpoints_are_unlisted_before_their_files_go(
+    tmp_path, monkeypatch
+):
+  # A kill while the oldest checkpoint is deleted (here: the first removal
+  # raises) must leave a state file that names only whole checkpoints.
+  manager = checkpoints.StateFirstCheckpointManager(
+      tf.train.Checkpoint(v=tf.Variable(1.0)), str(tmp_path), max_to_keep=1
+  )
+  manager.save(checkpoint_number=1)
+
+  def killed(path):
+    raise KeyboardInterrupt(f"killed while deleting {path}")
+
+  monkeypatch.setattr(tf.io.gfile, "remove", killed)
+  with pytest.raises(KeyboardInterrupt):
+    manager.save(checkpoint_number=2)
+  state = tf.train.get_checkpoint_state(str(tmp_path))
+  listed = [os.path.basename(p) for p in state.all_model_checkpoint_paths]
+  assert listed == ["ckpt-2"]
+  assert (tmp_path / "ckpt-1.index").exists()  # deleted only after that
