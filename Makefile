@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 export TF_CPP_MIN_LOG_LEVEL ?= 1
 PYTEST_ARGS ?=
 
-.PHONY: install test test-fast durations demo lint format clean
+.PHONY: install test test-fast demo lint format clean
 
 install: $(STAMP)
 
@@ -25,18 +25,11 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
-# --no-loadscope-reorder: files start in the order tests/conftest.py sorts
-# them (longest first, by tests/durations.json), not by their number of tests.
 test: install
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
-
-# After tests were added or changed: every test, then tests/durations.json
-# (the longest files start first in `make test`).
-durations: install
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --store-durations $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS)
 
 LINTED := albert official tools tests
 

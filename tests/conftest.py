@@ -4,10 +4,7 @@ Two logical CPU devices are configured before TensorFlow initialises its
 runtime, so that MirroredStrategy tests run real multi-replica code on CPU.
 """
 
-import collections
-import json
 import os
-import pathlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -91,47 +88,3 @@ def _restore_absl_verbosity():
   verbosity = logging.get_verbosity()
   yield
   logging.set_verbosity(verbosity)
-
-
-# The seconds each test file took in a full run, so that the longest start
-# first: xdist (--dist loadfile) hands files out in collection order, and a
-# long file handed out last keeps one worker busy while the other idles.
-# `make durations` refreshes the file after a full run.
-DURATIONS = pathlib.Path(__file__).parent / "durations.json"
-
-
-def pytest_addoption(parser):
-  parser.addoption(
-      "--store-durations",
-      action="store_true",
-      help=f"write each test file's seconds to {DURATIONS.name}",
-  )
-
-
-def pytest_collection_modifyitems(config, items):
-  seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
-  root = pathlib.Path(str(config.rootpath))
-
-  def weight(item):
-    return -seconds.get(str(pathlib.Path(item.path).relative_to(root)), 0.0)
-
-  items.sort(key=weight)  # stable: the order within a file is kept
-
-
-_seconds = collections.defaultdict(float)
-
-
-def pytest_runtest_logreport(report):
-  _seconds[report.nodeid.split("::")[0]] += report.duration
-
-
-def pytest_sessionfinish(session):
-  if session.config.getoption("store_durations") and not os.environ.get(
-      "PYTEST_XDIST_WORKER"
-  ):
-    DURATIONS.write_text(
-        json.dumps(
-            {k: round(v, 1) for k, v in sorted(_seconds.items())}, indent=1
-        )
-        + "\n"
-    )
