@@ -103,6 +103,12 @@ def run_command(main, usage: str) -> None:
   command module's own.
   """
   sys.modules["__main__"].__doc__ = usage
+  # --helpshort lists the key flags of the script that started the process;
+  # the command's flags are defined in its module here, so they are made
+  # key flags of that script too.
+  defined = flags.FLAGS.flags_by_module_dict()
+  for flag in defined.get(main.__module__, []) + defined.get(__name__, []):
+    flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
   program = main.__module__.rsplit(".", 1)[-1]
   if program == "__main__":
     program = os.path.splitext(os.path.basename(sys.argv[0]))[0]

@@ -234,3 +234,15 @@ def test_eval_mode_evaluates_the_latest_checkpoint_only(data_dir, tmp_path):
   )
   assert result.returncode != 0
   assert "no checkpoint in" in result.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_helpshort_lists_the_command_flags():
+  # The flags live in albert/cli/, the process starts from
+  # albert/run_pretraining.py or tools/ (absl's help exits with status 1).
+  for command, flag in (
+      (["-m", "albert.run_pretraining"], "--model_dir: "),
+      ([helpers.tool("demo")], "--train_steps: "),
+  ):
+    run = helpers.run([*command, "--helpshort"], timeout=300)
+    assert flag in run.stdout and "--[no]verbose" in run.stdout, run.stdout
