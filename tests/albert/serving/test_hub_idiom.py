@@ -6,7 +6,8 @@ weights changed, the model learns, the word pieces are the signature's.
 The fixture's encoder is untrained, so the README's 5 epochs leave the loss
 at chance (ln 2, up or down by the dropout's noise: a clean-clone run once
 ended above where it began). The check trains on for 100 epochs, about 5 s,
-and asks for the 24 examples learnt; ten runs all ended below 0.06."""
+and asks for the 24 examples learnt: ten runs ended at a loss of 0.009
+to 0.025, every example right."""
 
 import json
 import re
