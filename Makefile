@@ -2,12 +2,14 @@
 #   make test   create .venv if needed, install, run every test (what CI runs)
 #   make test-fast  the tests a developer runs while working: no end-to-end
 #               training, export or benchmark runs (`-m "not slow"`)
-#   make demo   create .venv if needed, install, run the demo job on CPU
+#   make demo   create .venv if needed, install the runtime set only, run the
+#               demo job on CPU
 #   make lint   formatter check (pyink) and linter (ruff); `make format` fixes
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 # Quieter TensorFlow start-up; errors still show.
 export TF_CPP_MIN_LOG_LEVEL ?= 1
 PYTEST_ARGS ?=
@@ -16,13 +18,19 @@ PYTEST_ARGS ?=
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+# `make demo` installs what running needs (requirements.txt: no torch,
+# transformers, Beam, pytest or linters); `make test` the development set.
+$(RUNTIME_STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements.txt
 	# The package itself, editable: `import albert` and the albert-* commands
 	# work from any directory, and tools/*.py need no sys.path edits.
 	$(PY) -m pip install --quiet --no-deps -e .
+	@touch $(RUNTIME_STAMP)
+
+$(STAMP): $(RUNTIME_STAMP) requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
 	@touch $(STAMP)
 
 test: install
@@ -42,7 +50,7 @@ format: install
 	$(PY) -m pyink --quiet $(LINTED)
 	$(PY) -m ruff check --quiet --fix .
 
-demo: install
+demo: $(RUNTIME_STAMP)
 	$(PY) tools/demo.py --work_dir=demo_out
 
 clean:

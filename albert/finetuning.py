@@ -14,7 +14,7 @@ from absl import logging
 import gin
 import tensorflow as tf
 
-from albert import REPO_ROOT
+from albert import configs
 from albert import model_dir as model_dir_lib
 from albert.tasks.finetune_task import FinetuneTask
 # The task classes recipes select (gin knows a configurable once imported).
@@ -24,7 +24,6 @@ from albert.tasks.squad.task import SquadTask  # noqa: F401
 from albert.tasks.own_data.text_classification import TextClassificationTask  # noqa: F401
 from albert.tasks.own_data.text_classification import TextRegressionTask  # noqa: F401
 from albert.tasks.own_data.token_classification import TokenClassificationTask  # noqa: F401
-from official.config import gin_files
 from official.core import checkpoints
 from official.io import atomic_write
 from official.core.trainer import Trainer
@@ -89,9 +88,7 @@ def build_task(
     **task_kwargs,
 ) -> FinetuneTask:
   """Parses the configuration and builds the task it selects."""
-  gin_files.parse_gin(
-      [DEFAULT_GIN, *gin_file], gin_param, search_paths=[REPO_ROOT]
-  )
+  configs.parse([DEFAULT_GIN, *gin_file], gin_param)
   task_cls = finetuning_task()
   return task_cls(**task_kwargs)
 

@@ -13,10 +13,9 @@ from absl import logging
 import gin
 import tensorflow as tf
 
-from albert import REPO_ROOT
+from albert import configs
 from albert import model_dir as model_dir_lib
 from albert.pretrain_task import PretrainTask
-from official.config import gin_files
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
@@ -28,9 +27,7 @@ DEFAULT_GIN = "gin/pretrain.gin"
 
 def _build(gin_file, gin_param, strategy, tpu, model_dir):
   """Parses the gin files and builds (task, trainer config, trainer)."""
-  gin_files.parse_gin(
-      [DEFAULT_GIN, *gin_file], gin_param, search_paths=[REPO_ROOT]
-  )
+  configs.parse([DEFAULT_GIN, *gin_file], gin_param)
   task = PretrainTask()
   trainer_config = TrainerConfig()
   optimizer_config = OptimizerConfig()

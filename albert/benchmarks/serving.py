@@ -13,14 +13,13 @@ from typing import Dict, Sequence
 
 import sentencepiece as spm
 
-from albert import REPO_ROOT
+from albert import configs
 from albert.modeling.config import AlbertConfig
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving.exporter import export
 from official.benchmark import cpu_info
 from official.benchmark import turns
-from official.config.gin_files import parse_gin
 from official.errors import CommandError
 from official.errors import InputError
 from official.errors import first_line
@@ -164,7 +163,7 @@ def _worker(name, script, args):
 def measure(s: ServingBenchmark) -> Dict:
   """Exports a random model of the gin size, times every worker in turns;
   the report (latencies, throughputs, paired ratios)."""
-  parse_gin(s.gin_files, search_paths=[REPO_ROOT])
+  configs.parse(s.gin_files)
   try:
     vocab = spm.SentencePieceProcessor(
         model_file=s.spm_model_file

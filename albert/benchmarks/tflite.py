@@ -12,7 +12,7 @@ from typing import Dict, Sequence
 import numpy as np
 import tensorflow as tf
 
-from albert import REPO_ROOT
+from albert import configs
 from albert.modeling.config import AlbertConfig
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
@@ -20,7 +20,6 @@ from albert.serving import tflite_export
 from albert.serving.hub_encoder_module import HubEncoderModule
 from official.benchmark import cpu_info
 from official.benchmark import turns
-from official.config.gin_files import parse_gin
 from official.errors import CommandError
 from official.errors import InputError
 
@@ -126,7 +125,7 @@ def _progress(message: str) -> None:
 def measure(s: TfliteBenchmark) -> Dict:
   """Exports a random encoder of the gin size as a SavedModel and both
   flatbuffers, times each in its own process, in turns; the report."""
-  parse_gin(s.gin_files, s.gin_params, search_paths=[REPO_ROOT])
+  configs.parse(s.gin_files, s.gin_params)
   config = AlbertConfig()
   seq = s.seq_length
   if not 2 <= seq <= config.max_position_embeddings:

@@ -14,12 +14,11 @@ import subprocess
 import sys
 from typing import Dict, List, Sequence
 
-from albert import REPO_ROOT
+from albert import configs
 from albert.modeling import flops
 from albert.modeling.config import AlbertConfig
 from official.benchmark import cpu_info
 from official.benchmark import turns
-from official.config.gin_files import parse_gin
 # Registered with gin for the gin files' TrainerConfig / OptimizerConfig
 # bindings (the workers build the trainer; this process only parses).
 from official.core import trainer_config  # noqa: F401
@@ -68,7 +67,7 @@ class TrainBenchmark:
 
   def model_config(self) -> AlbertConfig:
     """The AlbertConfig of the gin files (trainer bindings resolve too)."""
-    parse_gin(self.gin_files, self.gin_params, search_paths=[REPO_ROOT])
+    configs.parse(self.gin_files, self.gin_params)
     return AlbertConfig()
 
 

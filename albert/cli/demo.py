@@ -2,8 +2,10 @@ r"""`make demo`: corpus -> vocabulary -> TFRecords -> pretraining, on CPU.
 
   python tools/demo.py [--work_dir=demo_out] [--train_steps=1500]
 
-Every stage runs the real command-line tool (printed before it runs), so the
-demo doubles as a worked example:
+Every stage runs the real command-line tool (printed before it runs, as
+`python -m albert.cli.NAME`, the module behind `tools/NAME.py` and the
+`albert-*` console scripts), so the demo doubles as a worked example and runs
+from an installed wheel in any directory:
   1. tools/make_sample_corpus.py: real English from the standard library's
      docstrings; documents are split 95 / 5 into train and held-out eval text;
   2. tools/train_sentencepiece.py: an 8,000-piece unigram model, ALBERT's ids;
@@ -27,7 +29,6 @@ import time
 from absl import flags
 
 from albert import cli
-from albert import REPO_ROOT
 from albert.experiments import curves
 from official.errors import CommandError
 from official.errors import InputError
@@ -53,7 +54,7 @@ FILL_MASK_TEXT = "Return a new [MASK] containing the items of the list."
 def _run(args, what):
   print(f"\n== {what}\n$ {' '.join(shlex.quote(a) for a in args)}", flush=True)
   start = time.time()
-  result = subprocess.run(args, cwd=REPO_ROOT)
+  result = subprocess.run(args)
   if result.returncode != 0:
     raise CommandError(f"{what} failed (exit {result.returncode}); see above")
   print(f"   ({time.time() - start:.0f} s)", flush=True)
@@ -139,7 +140,7 @@ def main(argv):
   if not os.path.exists(corpus):
     cap = [f"--max_mb={CORPUS_MB.value}"] if CORPUS_MB.value else []
     _run(
-        [py, "tools/make_sample_corpus.py", f"--output={corpus}", *cap],
+        [py, "-m", "albert.cli.make_sample_corpus", f"--output={corpus}", *cap],
         "1/6 sample corpus from the standard library's docstrings",
     )
   if not os.path.exists(eval_text):
@@ -149,7 +150,8 @@ def main(argv):
     _run(
         [
             py,
-            "tools/train_sentencepiece.py",
+            "-m",
+            "albert.cli.train_sentencepiece",
             f"--input={train_text}",
             f"--model_prefix={spm_prefix}",
             f"--vocab_size={VOCAB_SIZE.value}",
@@ -162,7 +164,8 @@ def main(argv):
       _run(
           [
               py,
-              "tools/create_pretraining_data.py",
+              "-m",
+              "albert.cli.create_pretraining_data",
               f"--input_file={text}",
               f"--output_file={output}",
               f"--spm_model_file={spm_prefix}.model",
@@ -216,7 +219,8 @@ def main(argv):
   _run(
       [
           py,
-          "tools/query_saved_model.py",
+          "-m",
+          "albert.cli.query_saved_model",
           f"--saved_model={os.path.join(export_dir, 'serving')}",
           f"--fill_mask={FILL_MASK_TEXT}",
       ],

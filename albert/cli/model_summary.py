@@ -14,8 +14,7 @@ from absl import flags
 from albert import cli
 from albert.modeling.config import AlbertConfig
 from albert.modeling.parameter_counts import parameter_counts
-from albert import REPO_ROOT
-from official.config import gin_files
+from albert import configs
 
 
 FLAGS = flags.DEFINE_multi_string(
@@ -59,7 +58,7 @@ def _table(config, counts: Dict[str, int]) -> str:
 
 def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
-  gin_files.parse_gin(FLAGS.value, PARAMS.value, search_paths=[REPO_ROOT])
+  configs.parse(FLAGS.value, PARAMS.value)
   config = AlbertConfig()
   counts = parameter_counts(config)
   if JSON.value:

@@ -34,7 +34,6 @@ from typing import Dict, List, Optional, Sequence
 
 from absl import logging
 
-from albert import REPO_ROOT
 from albert.experiments import curves
 from albert.experiments.report import plot_curves
 from albert.experiments.report import results_table
@@ -197,9 +196,7 @@ class Ablation:
       # (TensorFlow splits this model's small products poorly anyway).
       threads = max(1, available_cores() // self.parallel)
       env = dict(os.environ, TF_NUM_INTRAOP_THREADS=str(threads))
-    result = subprocess.run(
-        command, cwd=REPO_ROOT, capture_output=True, text=True, env=env
-    )
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode:
       tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
       raise CommandError(f"{what} failed: {' '.join(tail)}")

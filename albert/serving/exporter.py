@@ -10,14 +10,13 @@ from absl import logging
 import tensorflow as tf
 import tensorflow_text  # noqa: F401 (registers the ops)
 
-from albert import REPO_ROOT
+from albert import configs
 from albert.modeling.config import AlbertConfig
 from albert.serving.hub_encoder_module import HubEncoderModule
 from albert.serving.hub_preprocessing_module import HubPreprocessingModule
 from albert.serving.preprocessor import AlbertPreprocessor
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving.text_serving_module import TextServingModule
-from official.config import gin_files
 from official.io import atomic_write
 
 
@@ -25,7 +24,7 @@ def config_from_gin(
     gin_file: Sequence[str] = (), gin_param: Sequence[str] = ()
 ) -> AlbertConfig:
   """The model config from gin files and bindings (not model_config.json)."""
-  gin_files.parse_gin(gin_file, gin_param, search_paths=[REPO_ROOT])
+  configs.parse(gin_file, gin_param)
   return AlbertConfig()
 
 

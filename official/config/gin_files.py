@@ -1,5 +1,7 @@
 """`parse_gin`: layered gin files and bindings, failing in one clear line."""
 
+import contextlib
+import logging
 import os
 from typing import Iterable, Sequence
 
@@ -23,7 +25,8 @@ def parse_gin(
     gin_files: gin file paths; relative ones and their `include`s are found in
       the current directory or in `search_paths`.
     gin_params: single bindings such as `AlbertConfig.num_layers = 2`.
-    search_paths: extra directories for files and includes (e.g. the repo root).
+    search_paths: extra directories for files and includes (e.g. where a
+      package keeps its recipes).
 
   Raises:
     GinConfigError: a missing file, a syntax error, an unknown configurable or
@@ -31,11 +34,17 @@ def parse_gin(
   """
   for path in search_paths:
     gin.add_config_file_search_path(path)
+  with _quiet_search():
+    _parse(gin_files, gin_params, search_paths)
+
+
+def _parse(gin_files, gin_params, search_paths) -> None:
   for gin_file in gin_files:
     if not _exists(gin_file, search_paths):
+      places = [os.getcwd(), *search_paths]
       raise GinConfigError(
-          f"gin file {gin_file!r} not found (looked in the "
-          "current directory and the repository root)"
+          f"gin file {gin_file!r} not found (looked in "
+          f"{', '.join(places)}); give a path to an existing file"
       )
     try:
       gin.parse_config_file(gin_file)
@@ -46,6 +55,26 @@ def parse_gin(
       gin.parse_config(binding)
     except (ValueError, SyntaxError, KeyError, TypeError) as e:
       raise GinConfigError(f"gin binding {binding!r}: {first_line(e)}") from e
+
+
+def _not_a_search_miss(record: logging.LogRecord) -> bool:
+  """False for gin's "Path not found" (logged at ERROR for every search path
+  that does not hold a file, before the one that does)."""
+  return not (
+      record.levelno == logging.ERROR
+      and os.path.basename(record.pathname) == "resource_reader.py"
+      and record.getMessage().startswith("Path not found: ")
+  )
+
+
+@contextlib.contextmanager
+def _quiet_search():
+  root = logging.getLogger()
+  root.addFilter(_not_a_search_miss)
+  try:
+    yield
+  finally:
+    root.removeFilter(_not_a_search_miss)
 
 
 def _exists(path: str, search_paths: Iterable[str]) -> bool:
