@@ -1,5 +1,18 @@
 """ALBERT (Lan et al., ICLR 2020) for TensorFlow 2 / Keras 2."""
 
 # Before any TensorFlow import: official/__init__.py sets TensorFlow's runtime
-# defaults (oneDNN kernels on every x86 CPU).
+# defaults (oneDNN kernels on every x86 CPU), and TensorFlow's start-up log
+# lines are kept off the first screen (official/quiet_start.py) unless
+# --verbose or ALBERT_VERBOSE=1 asks for everything.
 import official  # noqa: F401
+
+import os as _os
+import sys as _sys
+
+from official import quiet_start as _quiet_start
+
+_quiet_start.install(
+    verbose=_os.environ.get("ALBERT_VERBOSE", "").strip().lower()
+    not in ("", "0", "false", "no", "off")
+    or "--verbose" in _sys.argv[1:]
+)

@@ -58,12 +58,14 @@ def _parse(gin_files, gin_params, search_paths) -> None:
 
 
 def _not_a_search_miss(record: logging.LogRecord) -> bool:
-  """False for gin's "Path not found" (logged at ERROR for every search path
-  that does not hold a file, before the one that does)."""
+  """False for gin's notes on its search: "system_path_file_exists" (INFO)
+  and "Path not found" (ERROR) for every search path that does not hold the
+  file, before the one that does."""
   return not (
-      record.levelno == logging.ERROR
-      and os.path.basename(record.pathname) == "resource_reader.py"
-      and record.getMessage().startswith("Path not found: ")
+      os.path.basename(record.pathname) == "resource_reader.py"
+      and record.getMessage().startswith(
+          ("Path not found: ", "system_path_file_exists:")
+      )
   )
 
 
