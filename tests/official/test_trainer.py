@@ -241,3 +241,91 @@ def test_old_checkpoints_are_unlisted_before_their_files_go(
   listed = [os.path.basename(p) for p in state.all_model_checkpoint_paths]
   assert listed == ["ckpt-2"]
   assert (tmp_path / "ckpt-1.index").exists()  # deleted only after that
+
+
+class Float16Task(LeastSquaresTask):
+  """The least-squares task under mixed_float16: the model computes in
+  float16, the loss in float32. Targets are a tenth of TARGETS, so that the
+  scaled gradients fit in float16 at the initial loss scale (2^15); the first
+  batch's are also multiplied by `blow_up`: at 1000 its gradients overflow,
+  as a real overflow would."""
+
+  def __init__(self, blow_up=1.0):
+    super().__init__()
+    self.blow_up = blow_up
+
+  def build_inputs(
+      self, input_context, *, training, batch_size, skip_examples=0
+  ):
+    targets = TARGETS / 10
+    targets[:batch_size] *= self.blow_up
+    data = tf.data.Dataset.from_tensor_slices({"x": FEATURES, "y": targets})
+    if training:
+      data = data.repeat().skip(skip_examples)
+    return data.batch(batch_size, drop_remainder=True)
+
+  def compute_loss(self, outputs, batch, totals):
+    return super().compute_loss(tf.cast(outputs, tf.float32), batch, totals)
+
+  def update_metrics(self, metrics, outputs, batch):
+    super().update_metrics(metrics, tf.cast(outputs, tf.float32), batch)
+
+
+def _float16_trainer(model_dir, blow_up, steps):
+  return Trainer(
+      task=Float16Task(blow_up),
+      strategy=make_strategy("default"),
+      optimizer_config=OptimizerConfig(
+          name="adamw",
+          learning_rate=0.1,
+          warmup_steps=0,
+          decay_steps=1000,
+          weight_decay_rate=0.0,
+      ),
+      config=TrainerConfig(
+          train_steps=steps,
+          steps_per_loop=1,
+          checkpoint_interval=1,
+          eval_steps=4,
+          seed=1,
+          mixed_precision_policy="mixed_float16",
+      ),
+      model_dir=str(model_dir),
+  )
+
+
+@pytest.fixture
+def _float32_after():
+  yield
+  tf_keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.mark.parametrize("blow_up", [1.0, 1000.0])
+def test_mixed_float16_skips_an_overflowing_step(
+    blow_up, tmp_path, _float32_after
+):
+  trainer = _float16_trainer(tmp_path, blow_up, steps=1)
+  assert trainer.model.linear.compute_dtype == "float16"
+  optimizer = trainer.optimizer
+  assert optimizer.dynamic and float(optimizer.loss_scale) == 2.0**15
+  trainer.train()
+  first = _weights(trainer)
+  if blow_up > 1:
+    # Inf gradients: the step changed nothing and the scale halved.
+    np.testing.assert_array_equal(first, np.zeros((3, 1)))
+    assert float(optimizer.loss_scale) == 2.0**14
+  else:
+    assert np.all(first != 0) and float(optimizer.loss_scale) == 2.0**15
+  # Resumed, the next steps train, at the scale the checkpoint kept (it
+  # grows only after 2,000 finite steps).
+  resumed = _float16_trainer(tmp_path, blow_up, steps=4)
+  resumed.train()
+  assert float(resumed.optimizer.loss_scale) == float(optimizer.loss_scale)
+  weights = _weights(resumed)
+  assert np.all(np.isfinite(weights)) and np.all(weights != first)
+  losses = [v["loss"] for _, v in resumed.train_history]
+  assert len(losses) == 3 and np.all(np.isfinite(losses))
+  # The checkpoint holds float32 weights (float16 is only the computation).
+  dtypes = tf.train.load_checkpoint(str(tmp_path)).get_variable_to_dtype_map()
+  kernels = [k for k in dtypes if k.startswith("model/linear/kernel/")]
+  assert kernels and all(dtypes[k] == tf.float32 for k in kernels), dtypes
