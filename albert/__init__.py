@@ -4,15 +4,21 @@
 # defaults (oneDNN kernels on every x86 CPU), and TensorFlow's start-up log
 # lines are kept off the first screen (official/quiet_start.py) unless
 # --verbose or ALBERT_VERBOSE=1 asks for everything.
-import official  # noqa: F401
+import official
 
 import os as _os
 import sys as _sys
 
-from official import quiet_start as _quiet_start
+from albert import environment as _environment
+
+if _environment.foreign_official(official):
+  raise ImportError(_environment.foreign_official(official))
+
+from official import quiet_start as _quiet_start  # noqa: E402
 
 _quiet_start.install(
     verbose=_os.environ.get("ALBERT_VERBOSE", "").strip().lower()
     not in ("", "0", "false", "no", "off")
     or "--verbose" in _sys.argv[1:]
 )
+_environment.check_versions()

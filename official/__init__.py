@@ -12,4 +12,8 @@ take effect; `TF_ENABLE_ONEDNN_OPTS=0` keeps TensorFlow's default.
 
 import os
 
+# This distribution's `official` (albert-tf2), not tf-models-official's
+# package of the same name: `albert` checks it when imported.
+ALBERT_TF2 = True
+
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")

@@ -55,7 +55,7 @@ LAYERS = (
     ("tasks", "pretrain_task", "checkpoint_conversion"),
     ("serving", "warm_start", "data", "pretraining_data"),
     ("model_dir", "features", "text"),
-    ("modeling",),
+    ("modeling", "configs", "environment"),
 )
 MAX_LIBRARY_LINES = 450
 MAX_LOCAL_IMPORTS = 10
