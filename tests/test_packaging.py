@@ -4,6 +4,7 @@ built wheel that runs the recipes from an empty directory."""
 import logging
 import os
 import re
+import shutil
 import sys
 import sysconfig
 
@@ -56,15 +57,21 @@ def test_requirements_files_agree_with_pyproject():
 def test_no_runtime_module_imports_a_test_only_package():
   # Every module of albert/ and official/ in one fresh process (a module
   # imported by a test run would not count).
+  # The commands define flags of the same names: each command's flags are
+  # deleted after its import.
   script = f"""
 import importlib, pkgutil, sys
+from absl import flags
 import albert, official
 extras = {EXTRAS!r}
 names = []
 for package in (albert, official):
   for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
     if info.name not in extras:
+      before = set(flags.FLAGS)
       importlib.import_module(info.name)
+      for name in set(flags.FLAGS) - before:
+        delattr(flags.FLAGS, name)
       names.append(info.name)
 print(len(names), sorted(m for m in {TEST_ONLY!r} if m in sys.modules))
 """
@@ -148,6 +155,20 @@ def wheel_env(tmp_path_factory):
   """A fresh virtual environment holding the built wheel (--no-deps) and
   seeing the test environment's packages; (its bin directory, its env)."""
   root = tmp_path_factory.mktemp("wheel")
+  # Built from a copy of what the wheel is made of: a build writes build/
+  # and *.egg-info next to pyproject.toml.
+  source = root / "source"
+  source.mkdir()
+  for name in ("pyproject.toml", "README.md"):
+    shutil.copy(os.path.join(helpers.REPO, name), source / name)
+  for name in ("albert", "official", "gin"):
+    shutil.copytree(
+        os.path.join(helpers.REPO, name),
+        source / name,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+  env = {k: v for k, v in helpers.ENV.items() if k != "PYTHONPATH"}
   build = helpers.run(
       [
           "-m",
@@ -158,10 +179,11 @@ def wheel_env(tmp_path_factory):
           "--quiet",
           "--wheel-dir",
           root / "dist",
-          helpers.REPO,
+          source,
       ],
       timeout=300,
       cwd=root,
+      env=env,
   )
   assert build.returncode == 0, build.stderr[-3000:]
   (wheel,) = (root / "dist").glob("albert_tf2-*.whl")
@@ -169,19 +191,22 @@ def wheel_env(tmp_path_factory):
   made = helpers.run(["-m", "venv", "--without-pip", venv], timeout=120)
   assert made.returncode == 0, made.stderr
   python = venv / "bin" / "python"
+  # Installed before the venv sees the test environment (where pip would
+  # find albert-tf2 installed already, editable, and do nothing).
+  install = helpers.run(
+      ["-m", "pip", "--python", python, "install", "--no-deps", "--quiet", wheel],
+      timeout=300,
+      env=env,
+  )
+  assert install.returncode == 0, install.stderr[-3000:]
   site = helpers.run(
       [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]
   ).stdout.strip()
+  assert os.path.isdir(os.path.join(site, "albert", "gin", "finetune")), site
   # The test environment's packages (TensorFlow and the rest), after the
   # venv's own: a path line, so its editable install of albert is not used.
   with open(os.path.join(site, "test_env.pth"), "w") as f:
     f.write(sysconfig.get_path("purelib") + "\n")
-  install = helpers.run(
-      ["-m", "pip", "--python", python, "install", "--no-deps", "--quiet", wheel],
-      timeout=300,
-  )
-  assert install.returncode == 0, install.stderr[-3000:]
-  env = {k: v for k, v in helpers.ENV.items() if k != "PYTHONPATH"}
   env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
   return venv / "bin", env
 

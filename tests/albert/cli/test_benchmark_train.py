@@ -77,7 +77,9 @@ def test_bad_gin_is_one_line():
       ["tools/benchmark_train.py", "--gin_file=gin/nope.gin"], timeout=300
   )
   assert run.returncode != 0
-  assert run.stderr.strip().splitlines()[-1] == (
-      "benchmark_train: error: gin file 'gin/nope.gin' not found (looked in "
-      "the current directory and the repository root)"
-  )
+  last = run.stderr.strip().splitlines()[-1]
+  assert last.startswith(
+      f"benchmark_train: error: gin file 'gin/nope.gin' not found (looked in "
+      f"{helpers.REPO}, "
+  ), last
+  assert last.endswith("albert/gin); give a path to an existing file"), last
