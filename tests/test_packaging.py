@@ -5,7 +5,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 import sysconfig
 
 import gin
@@ -39,7 +38,9 @@ def _requirements(name):
 def _normal(spec):
   """`tensorflow_hub==0.16.1` and `tensorflow-hub==0.16.1` are one name."""
   name, rest = re.match(r"([A-Za-z0-9_.\-\[\]]+)(.*)", spec).groups()
-  return name.lower().replace("_", "-") + rest.replace(" ", "").replace("'", "\"")
+  return name.lower().replace("_", "-") + rest.replace(" ", "").replace(
+      "'", '"'
+  )
 
 
 def test_requirements_files_agree_with_pyproject():
@@ -94,7 +95,8 @@ def _gin_state():
 
 
 @pytest.mark.parametrize(
-    "name", ["gin/base.gin", "base.gin", "gin/finetune/mnli.gin", "finetune/mnli.gin"]
+    "name",
+    ["gin/base.gin", "base.gin", "gin/finetune/mnli.gin", "finetune/mnli.gin"],
 )
 def test_recipes_resolve_from_any_directory(
     name, tmp_path, monkeypatch, caplog, _gin_state
@@ -194,7 +196,16 @@ def wheel_env(tmp_path_factory):
   # Installed before the venv sees the test environment (where pip would
   # find albert-tf2 installed already, editable, and do nothing).
   install = helpers.run(
-      ["-m", "pip", "--python", python, "install", "--no-deps", "--quiet", wheel],
+      [
+          "-m",
+          "pip",
+          "--python",
+          python,
+          "install",
+          "--no-deps",
+          "--quiet",
+          wheel,
+      ],
       timeout=300,
       env=env,
   )

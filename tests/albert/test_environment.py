@@ -9,18 +9,28 @@ from tests import helpers
 
 def test_lockstep_versions_must_agree():
   line = environment.version_mismatch(
-      {"tensorflow": "2.21.0", "tf-keras": "2.21.0", "tensorflow-text": "2.20.1"}
+      {
+          "tensorflow": "2.21.0",
+          "tf-keras": "2.21.0",
+          "tensorflow-text": "2.20.1",
+      }
   )
   assert line == (
       "albert: tensorflow 2.21.0 and tensorflow-text 2.20.1 do not match "
       "(their major.minor versions must agree, or ops fail to load); fix: "
       "pip install 'tensorflow-text==2.21.*'"
   )
-  line = environment.version_mismatch({"tf-nightly": "2.22.0", "tf-keras": "2.21.0"})
+  line = environment.version_mismatch(
+      {"tf-nightly": "2.22.0", "tf-keras": "2.21.0"}
+  )
   assert "tf-nightly 2.22.0 and tf-keras 2.21.0" in line
   assert "'tf-keras==2.22.*'" in line
   for ok in (
-      {"tensorflow": "2.21.0", "tensorflow-text": "2.21.1", "tf-keras": "2.21.0"},
+      {
+          "tensorflow": "2.21.0",
+          "tensorflow-text": "2.21.1",
+          "tf-keras": "2.21.0",
+      },
       {"tensorflow-text": "2.20.0"},  # no TensorFlow: nothing to compare
       {},
   ):
@@ -50,5 +60,7 @@ def test_another_official_package_is_one_line(tmp_path):
   )
   assert run.returncode == 1
   last = run.stderr.strip().splitlines()[-1]
-  assert last.startswith("ImportError: albert: the 'official' package at "), last
+  assert last.startswith(
+      "ImportError: albert: the 'official' package at "
+  ), last
   assert str(fake) in last

@@ -55,7 +55,9 @@ def test_a_command_starts_quietly_unless_asked():
   assert quiet.returncode == 0, quiet.stderr[-3000:]
   assert quiet.stdout.startswith("ALBERT V="), quiet.stdout[:500]
   assert not [
-      l for l in quiet.stderr.splitlines(True) if quiet_start.is_startup_noise(l)
+      l
+      for l in quiet.stderr.splitlines(True)
+      if quiet_start.is_startup_noise(l)
   ], quiet.stderr[-3000:]
   loud = _summary(ALBERT_VERBOSE="1")
   assert loud.returncode == 0, loud.stderr[-3000:]
