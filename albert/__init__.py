@@ -16,9 +16,13 @@ if _environment.foreign_official(official):
 
 from official import quiet_start as _quiet_start  # noqa: E402
 
+_OFF = ("", "0", "false", "no", "off")
 _quiet_start.install(
-    verbose=_os.environ.get("ALBERT_VERBOSE", "").strip().lower()
-    not in ("", "0", "false", "no", "off")
-    or "--verbose" in _sys.argv[1:]
+    verbose=_os.environ.get("ALBERT_VERBOSE", "").strip().lower() not in _OFF
+    or any(
+        a == "--verbose"
+        or (a.startswith("--verbose=") and a[10:].lower() not in _OFF)
+        for a in _sys.argv[1:]
+    )
 )
 _environment.check_versions()
