@@ -63,8 +63,10 @@ def mask_middle_word(line: str) -> str:
 
 
 def compare(serving_a, serving_b, lines, batch_size=16):
-  """(top-1 agreement, [cosine per line]) of two serving SavedModels."""
-  agree, cosines = 0, []
+  """(top-1 agreement, [cosine per line], largest absolute difference of
+  pooled_output, serving_b's pooled_output dtype) of two serving
+  SavedModels."""
+  agree, cosines, diff, dtype = 0, [], 0.0, None
   for start in range(0, len(lines), batch_size):
     chunk = lines[start : start + batch_size]
     masked = tf.constant([mask_middle_word(line) for line in chunk])
@@ -73,20 +75,21 @@ def compare(serving_a, serving_b, lines, batch_size=16):
         for m in (serving_a, serving_b)
     ]
     agree += int(np.sum(top[0] == top[1]))
-    pooled = [
+    served = [
         m.signatures["serving_default"](text=tf.constant(chunk))[
             "pooled_output"
         ]
-        .numpy()
-        .astype(np.float64)
         for m in (serving_a, serving_b)
     ]
+    dtype = served[1].dtype.name
+    pooled = [p.numpy().astype(np.float64) for p in served]
+    diff = max(diff, float(np.max(np.abs(pooled[0] - pooled[1]))))
     dots = np.sum(pooled[0] * pooled[1], axis=1)
     norms = np.linalg.norm(pooled[0], axis=1) * np.linalg.norm(
         pooled[1], axis=1
     )
     cosines.extend((dots / np.maximum(norms, 1e-30)).tolist())
-  return agree / len(lines), cosines
+  return agree / len(lines), cosines, diff, dtype
 
 
 def main(argv):
@@ -114,12 +117,16 @@ def main(argv):
           seq_length=SEQ.value,
       )
       loaded[precision] = tf.saved_model.load(os.path.join(out, "serving"))
-    agreement, cosines = compare(loaded["float32"], loaded["bfloat16"], lines)
+    agreement, cosines, diff, dtype = compare(
+        loaded["float32"], loaded["bfloat16"], lines
+    )
   report = {
       "sentences": len(lines),
       "top1_agreement": agreement,
       "min_cosine": min(cosines),
       "mean_cosine": sum(cosines) / len(cosines),
+      "max_abs_diff": diff,  # 0 would mean bfloat16 was not used
+      "bfloat16_output_dtype": dtype,  # the signatures stay float32
   }
   passed = (
       agreement >= MIN_TOP1_AGREEMENT and report["min_cosine"] >= MIN_COSINE

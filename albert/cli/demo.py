@@ -15,7 +15,8 @@ from an installed wheel in any directory:
      SavedModels;
   6. tools/query_saved_model.py: a fill_mask answer from the exported model,
      loaded in a fresh process that imports only TensorFlow and TF-Text.
-Finished stages are skipped on a rerun; a rerun after an interruption resumes.
+Finished stages are skipped on a rerun (pretraining and export when the model
+has its --train_steps); a rerun after an interruption resumes.
 """
 
 import json
@@ -58,6 +59,21 @@ def _run(args, what):
   if result.returncode != 0:
     raise CommandError(f"{what} failed (exit {result.returncode}); see above")
   print(f"   ({time.time() - start:.0f} s)", flush=True)
+
+
+def _read_json(path: str) -> dict:
+  """PATH's JSON object; {} if there is none (or it is not JSON)."""
+  try:
+    with open(path, encoding="utf-8") as f:
+      value = json.load(f)
+  except (OSError, ValueError):
+    return {}
+  return value if isinstance(value, dict) else {}
+
+
+def _finished_checkpoint(metrics_file: str):
+  """The checkpoint a finished pretraining run evaluated last, or None."""
+  return _read_json(metrics_file).get("checkpoint")
 
 
 def _split_documents(corpus, train_path, eval_path):
@@ -180,42 +196,55 @@ def main(argv):
       )
   model_dir = os.path.join(work, "model")
   metrics_file = os.path.join(model_dir, "final_metrics.json")
-  _run(
-      [
-          py,
-          "-m",
-          "albert.run_pretraining",
-          "--gin_file=gin/tiny.gin",
-          "--gin_file=gin/demo.gin",
-          f"--model_dir={model_dir}",
-          f"--gin_param=AlbertConfig.vocab_size={VOCAB_SIZE.value}",
-          f"--gin_param=TRAIN_STEPS={TRAIN_STEPS.value}",
-          f"--gin_param=PretrainTask.seq_length={SEQ_LENGTH.value}",
-          "--gin_param=PretrainTask.max_predictions_per_seq="
-          f"{MAX_PREDICTIONS.value}",
-          f"--gin_param=PretrainTask.train_file_pattern="
-          f"'{os.path.join(work, 'data', 'train*.tfrecord*')}'",
-          f"--gin_param=PretrainTask.eval_file_pattern="
-          f"'{os.path.join(work, 'data', 'eval*.tfrecord*')}'",
-          f"--metrics_file={metrics_file}",
-      ],
-      "4/6 pretraining ALBERT (gin/tiny.gin + gin/demo.gin) on CPU",
-  )
+  trained = _finished_checkpoint(metrics_file)
+  if trained and os.path.basename(trained) == f"ckpt-{TRAIN_STEPS.value}":
+    print(f"   pretrained already ({trained}): skipped", flush=True)
+  else:
+    _run(
+        [
+            py,
+            "-m",
+            "albert.run_pretraining",
+            "--gin_file=gin/tiny.gin",
+            "--gin_file=gin/demo.gin",
+            f"--model_dir={model_dir}",
+            f"--gin_param=AlbertConfig.vocab_size={VOCAB_SIZE.value}",
+            f"--gin_param=TRAIN_STEPS={TRAIN_STEPS.value}",
+            f"--gin_param=PretrainTask.seq_length={SEQ_LENGTH.value}",
+            "--gin_param=PretrainTask.max_predictions_per_seq="
+            f"{MAX_PREDICTIONS.value}",
+            f"--gin_param=PretrainTask.train_file_pattern="
+            f"'{os.path.join(work, 'data', 'train*.tfrecord*')}'",
+            f"--gin_param=PretrainTask.eval_file_pattern="
+            f"'{os.path.join(work, 'data', 'eval*.tfrecord*')}'",
+            f"--metrics_file={metrics_file}",
+        ],
+        "4/6 pretraining ALBERT (gin/tiny.gin + gin/demo.gin) on CPU",
+    )
+    trained = _finished_checkpoint(metrics_file)
   export_dir = os.path.join(work, "export")
-  if os.path.exists(export_dir):
-    shutil.rmtree(export_dir)  # the model may have trained further
-  _run(
-      [
-          py,
-          "-m",
-          "albert.run_export",
-          f"--model_dir={model_dir}",
-          f"--spm_model_file={spm_prefix}.model",
-          f"--export_dir={export_dir}",
-          f"--seq_length={SEQ_LENGTH.value}",
-      ],
-      "5/6 SavedModels for serving",
-  )
+  # The checkpoint the SavedModels were made from, written after the export.
+  exported = os.path.join(work, "export.json")
+  if _read_json(exported).get("checkpoint") == trained and os.path.isdir(
+      export_dir
+  ):
+    print(f"   exported already ({export_dir}): skipped", flush=True)
+  else:
+    if os.path.exists(export_dir):
+      shutil.rmtree(export_dir)  # the model may have trained further
+    _run(
+        [
+            py,
+            "-m",
+            "albert.run_export",
+            f"--model_dir={model_dir}",
+            f"--spm_model_file={spm_prefix}.model",
+            f"--export_dir={export_dir}",
+            f"--seq_length={SEQ_LENGTH.value}",
+        ],
+        "5/6 SavedModels for serving",
+    )
+    atomic_write.write_atomic(exported, json.dumps({"checkpoint": trained}))
   _run(
       [
           py,
