@@ -2,6 +2,8 @@
 export (`python -m albert.run_export`), made once per test run."""
 
 import json
+import re
+import sys
 
 import pytest
 import tensorflow as tf
@@ -30,6 +32,22 @@ def export_model(model_dir, spm_model, out, *flags):
   )
   assert run.returncode == 0, run.stderr[-3000:]
   return out
+
+
+# What the README's serving examples call the export directory.
+README_EXPORT_DIR = 'export_dir = "/tmp/albert_export"'
+
+
+def run_readme_block(marker: str, export_dir, checks: str):
+  """The README's one python block containing `marker`, run as written in a
+  fresh process (only its export directory changed to `export_dir`), with
+  `checks` appended; the finished process."""
+  with open(f"{helpers.REPO}/README.md", encoding="utf-8") as f:
+    blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+  (block,) = [b for b in blocks if marker in b]
+  assert README_EXPORT_DIR in block
+  script = block.replace(README_EXPORT_DIR, f"export_dir = {str(export_dir)!r}")
+  return helpers.run([sys.executable, "-c", script + checks], timeout=600)
 
 
 CONFIG = helpers.tiny_config(

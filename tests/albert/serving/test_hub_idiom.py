@@ -10,19 +10,15 @@ and asks for the 24 examples learnt: ten runs ended at a loss of 0.009
 to 0.025, every example right."""
 
 import json
-import re
-import sys
 
 import pytest
 
-from tests import helpers
+from tests.albert.serving.conftest import run_readme_block
 
 # Every test here needs the exported SavedModels (serving/conftest.py).
 pytestmark = pytest.mark.slow
 
 pytest.importorskip("tensorflow_hub")
-
-README_EXPORT_DIR = 'export_dir = "/tmp/albert_export"'
 
 # Appended to the README's block; uses its variables.
 _CHECKS = r"""
@@ -59,21 +55,9 @@ print(json.dumps({
 """
 
 
-def readme_hub_example() -> str:
-  """The README's python block that builds the Keras model on hub layers."""
-  with open(f"{helpers.REPO}/README.md", encoding="utf-8") as f:
-    blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-  (block,) = [b for b in blocks if "hub.KerasLayer" in b]
-  return block
-
-
 def test_readme_keras_classifier_on_hub_layers_trains(model_dir, export_dir):
   _, pretrainer = model_dir
-  out = export_dir
-  block = readme_hub_example()
-  assert README_EXPORT_DIR in block
-  script = block.replace(README_EXPORT_DIR, f"export_dir = {str(out)!r}")
-  run = helpers.run([sys.executable, "-c", script + _CHECKS], timeout=600)
+  run = run_readme_block("hub.KerasLayer", export_dir, _CHECKS)
   assert run.returncode == 0, run.stderr[-3000:]
   lines = run.stdout.strip().splitlines()
   assert lines[0].startswith("loss ["), lines  # the README's own print

@@ -4,17 +4,14 @@ without this package; its `pooled_output` is our model's within 1e-5."""
 
 import json
 import re
-import sys
 
 import numpy as np
 import pytest
 
-from tests import helpers
+from tests.albert.serving.conftest import run_readme_block
 
 # Every test here needs the exported SavedModels (serving/conftest.py).
 pytestmark = pytest.mark.slow
-
-README_EXPORT_DIR = 'export_dir = "/tmp/albert_export"'
 
 # Appended to the README's block; uses its variables.
 _CHECKS = r"""
@@ -27,19 +24,9 @@ print(json.dumps({"ids": ids.tolist(),
 """
 
 
-def readme_keras3_example() -> str:
-  with open(f"{helpers.REPO}/README.md", encoding="utf-8") as f:
-    blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-  (block,) = [b for b in blocks if "TFSMLayer" in b]
-  return block
-
-
 def test_readme_tfsmlayer_gives_our_pooled_output(model_dir, export_dir):
   _, pretrainer = model_dir
-  block = readme_keras3_example()
-  assert README_EXPORT_DIR in block
-  script = block.replace(README_EXPORT_DIR, f"export_dir = {str(export_dir)!r}")
-  run = helpers.run([sys.executable, "-c", script + _CHECKS], timeout=600)
+  run = run_readme_block("TFSMLayer", export_dir, _CHECKS)
   assert run.returncode == 0, run.stderr[-3000:]
   lines = run.stdout.strip().splitlines()
   assert re.fullmatch(r"\(1, \d+\)", lines[0]), lines  # the README's print
