@@ -11,8 +11,9 @@ import sys as _sys
 
 from albert import environment as _environment
 
-if _environment.foreign_official(official):
-  raise ImportError(_environment.foreign_official(official))
+_foreign = _environment.foreign_official(official)
+if _foreign:
+  raise ImportError(_foreign)
 
 from official import quiet_start as _quiet_start  # noqa: E402
 
