@@ -6,7 +6,6 @@
 # --verbose or ALBERT_VERBOSE=1 asks for everything.
 import official
 
-import os as _os
 import sys as _sys
 
 from albert import environment as _environment
@@ -17,13 +16,8 @@ if _foreign:
 
 from official import quiet_start as _quiet_start  # noqa: E402
 
-_OFF = ("", "0", "false", "no", "off")
 _quiet_start.install(
-    verbose=_os.environ.get("ALBERT_VERBOSE", "").strip().lower() not in _OFF
-    or any(
-        a == "--verbose"
-        or (a.startswith("--verbose=") and a[10:].lower() not in _OFF)
-        for a in _sys.argv[1:]
-    )
+    verbose=_environment.verbose_env()
+    or _environment.verbose_argv(_sys.argv[1:])
 )
 _environment.check_versions()

@@ -19,6 +19,26 @@ _TENSORFLOW = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tensorflow-macos")
 _LOCKSTEP = ("tf-keras", "tensorflow-text")
 
 
+VERBOSE_ENV = "ALBERT_VERBOSE"
+_OFF = ("", "0", "false", "no", "off")
+
+
+def verbose_env() -> bool:
+  """Whether ALBERT_VERBOSE asks for everything (tracebacks, start-up
+  lines)."""
+  return os.environ.get(VERBOSE_ENV, "").strip().lower() not in _OFF
+
+
+def verbose_argv(argv) -> bool:
+  """Whether `argv` holds --verbose (or --verbose=true), before flags are
+  parsed."""
+  return any(
+      a == "--verbose"
+      or (a.startswith("--verbose=") and a[10:].lower() not in _OFF)
+      for a in argv
+  )
+
+
 def installed_versions() -> Dict[str, str]:
   """Versions of TensorFlow and its lock-step packages, by distribution name
   (read from their metadata: nothing is imported)."""

@@ -18,6 +18,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from albert import environment
 from official import errors
 from official.errors import InputError
 
@@ -27,8 +28,7 @@ VERBOSE = flags.DEFINE_bool(
     "On an error, show the full traceback instead of one line (also "
     "ALBERT_VERBOSE=1).",
 )
-VERBOSE_ENV = "ALBERT_VERBOSE"
-_OFF = ("", "0", "false", "no", "off")
+VERBOSE_ENV = environment.VERBOSE_ENV
 
 
 def require_flags(*names: str) -> None:
@@ -46,7 +46,7 @@ def require_flags(*names: str) -> None:
 
 def verbose() -> bool:
   """Whether errors show their traceback (--verbose or ALBERT_VERBOSE=1)."""
-  if os.environ.get(VERBOSE_ENV, "").strip().lower() not in _OFF:
+  if environment.verbose_env():
     return True
   return bool(flags.FLAGS.is_parsed() and VERBOSE.value)
 
