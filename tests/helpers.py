@@ -10,11 +10,19 @@ import sys
 from typing import Sequence
 
 from albert.modeling.config import AlbertConfig
+from tests import zygote
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Fresh processes: quiet TensorFlow, and the checkout first on the path (the
 # package is installed editable, so this only matters for a bare checkout).
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
+# Python commands with this environment fork from a process that has already
+# imported TensorFlow (tests/zygote.py); ALBERT_TEST_ZYGOTE=0 turns it off.
+_ZYGOTE = (
+    zygote.Zygote(ENV)
+    if os.environ.get("ALBERT_TEST_ZYGOTE", "1") != "0"
+    else None
+)
 
 # The smallest model most tests need; each test overrides what it is about
 # (vocab_size to fit its SentencePiece model or records, sizes, sharing).
@@ -40,15 +48,38 @@ def tool(name: str) -> str:
 
 
 def run(
-    args: Sequence[str], *, timeout: float = 600, env=None, cwd=None, **kwargs
+    args: Sequence[str],
+    *,
+    timeout: float = 600,
+    env=None,
+    cwd=None,
+    fork: bool = True,
+    **kwargs,
 ) -> subprocess.CompletedProcess:
   """Runs a command from the repository root; text output captured.
 
   `args` starting with a tools/ path, `-m` or `-c` get `sys.executable` in
-  front. Every test's fresh process goes through `run` or `start`.
+  front. Every test's fresh process goes through `run` or `start`. A Python
+  command with the default environment and no options but `input` is forked
+  from the zygote (unless `fork=False`); anything else is a plain
+  subprocess.
   """
+  command = _command(args)
+  if (
+      fork
+      and _ZYGOTE is not None
+      and _ZYGOTE.serves(env or ENV)
+      and set(kwargs) <= {"input"}
+      and zygote.python_command(command)
+  ):
+    return _ZYGOTE.run(
+        command,
+        cwd=os.fspath(cwd or REPO),
+        timeout=timeout,
+        input=kwargs.get("input"),
+    )
   return subprocess.run(
-      _command(args),
+      command,
       cwd=cwd or REPO,
       env=env or ENV,
       capture_output=True,

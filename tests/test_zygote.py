@@ -1,0 +1,127 @@
+"""A command forked from the test zygote (tests/zygote.py) behaves as the
+same command in a fresh interpreter: arguments, paths, streams, exit codes,
+threads and `atexit` at exit, signals and timeouts."""
+
+import os
+import subprocess
+
+import pytest
+from tests import helpers
+
+pytestmark = pytest.mark.skipif(
+    helpers._ZYGOTE is None,  # pylint: disable=protected-access
+    reason="ALBERT_TEST_ZYGOTE=0: every command is a plain subprocess",
+)
+
+# What a program sees of itself; printed by each probe below.
+_SELF = (
+    "import os, sys; "
+    "print(__name__, sys.argv, sys.path[0], os.getcwd(), sys.stdin.read())"
+)
+
+
+def _both(args, **kwargs):
+  """The command forked and in a fresh interpreter."""
+  return (
+      helpers.run(args, **kwargs),
+      helpers.run(args, fork=False, **kwargs),
+  )
+
+
+def _same(forked, fresh):
+  assert forked.returncode == fresh.returncode, (forked, fresh)
+  assert forked.stdout == fresh.stdout
+  assert forked.stderr == fresh.stderr
+
+
+def test_code_module_and_script_see_what_a_fresh_interpreter_sees(tmp_path):
+  (tmp_path / "probe_module.py").write_text(_SELF + "\nsys.exit(3)\n")
+  script = tmp_path / "bin" / "probe_script.py"
+  script.parent.mkdir()
+  script.write_text(_SELF + "\nprint('to stderr', file=sys.stderr)\n")
+  for args in (
+      ["-c", _SELF, "a", "b c"],
+      ["-m", "probe_module", "--flag=1"],
+      [str(script), "x"],
+  ):
+    forked, fresh = _both(args, cwd=tmp_path, input="line one\nline two\n")
+    _same(forked, fresh)
+    assert "line two" in forked.stdout
+  assert forked.stderr == "to stderr\n"
+
+
+def test_exit_codes_messages_and_tracebacks():
+  for code, returncode in (
+      ("import sys; sys.exit('one line')", 1),
+      ("raise SystemExit(7)", 7),
+      ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", -9),
+  ):
+    forked, fresh = _both(["-c", code])
+    _same(forked, fresh)
+    assert forked.returncode == returncode
+  # A traceback has the zygote's frames on top; the error is the same.
+  forked, fresh = _both(["-c", "print('before'); 1 / 0"])
+  assert forked.returncode == fresh.returncode == 1
+  assert forked.stdout == fresh.stdout == "before\n"
+  assert forked.stderr.startswith("Traceback (most recent call last):")
+  last = forked.stderr.splitlines()[-1]
+  assert (
+      last
+      == fresh.stderr.splitlines()[-1]
+      == ("ZeroDivisionError: division by zero")
+  )
+
+
+def test_threads_and_atexit_finish_before_exit():
+  code = (
+      "import atexit, threading, time; "
+      "atexit.register(print, 'atexit'); "
+      "threading.Thread(target=lambda: (time.sleep(0.3), print('thread')))"
+      ".start(); print('main')"
+  )
+  forked, fresh = _both(["-c", code])
+  _same(forked, fresh)
+  assert forked.stdout == "main\nthread\natexit\n"
+
+
+def test_timeout_kills_the_command_and_its_children(tmp_path):
+  pid_file = tmp_path / "grandchild"
+  code = (
+      "import subprocess, sys, time; "
+      "p = subprocess.Popen([sys.executable, '-c', "
+      "'import time; time.sleep(600)']); "
+      f"open({str(pid_file)!r}, 'w').write(str(p.pid)); "
+      "print('started', flush=True); time.sleep(120)"
+  )
+  with pytest.raises(subprocess.TimeoutExpired) as raised:
+    helpers.run(["-c", code], timeout=3)
+  assert raised.value.stdout == "started\n"
+  grandchild = int(pid_file.read_text())
+  # Gone, or a zombie its new parent has not reaped yet.
+  try:
+    with open(f"/proc/{grandchild}/stat") as f:
+      assert f.read().split(") ")[1].startswith("Z")
+  except FileNotFoundError:
+    pass
+  # The server carries on.
+  assert helpers.run(["-c", "print(1)"]).stdout == "1\n"
+
+
+def test_children_draw_their_own_random_numbers():
+  for code in (
+      "import numpy; print(numpy.random.rand())",
+      "import random; print(random.random())",
+  ):
+    draws = {helpers.run(["-c", code]).stdout for _ in range(3)}
+    assert len(draws) == 3, (code, draws)
+
+
+def test_another_environment_or_option_gets_a_plain_subprocess():
+  parent = "import os; print(os.getppid())"
+  assert int(helpers.run(["-c", parent]).stdout) != os.getpid()
+  for kwargs in (
+      dict(env=dict(helpers.ENV, ALBERT_PROBE="1")),
+      dict(fork=False),
+      dict(stdin=subprocess.DEVNULL),
+  ):
+    assert int(helpers.run(["-c", parent], **kwargs).stdout) == os.getpid()
