@@ -115,24 +115,62 @@ def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
       tensors, config, source=path
   )
   table = huggingface_names.name_table(config)
-  pretrainer, weights = _build(config, table)
-  shapes = {n: tuple(v.shape) for n, v in weights.items()}
   absent = huggingface_names.absent_heads(tensors)
-  arrays = table.to_ours(
+  return write_imported(
+      config,
+      table,
       tensors,
-      shapes,
       source=path,
+      output_dir=output_dir,
       may_lack=huggingface_names.head_names(absent),
+      absent=absent,
+      note="not an AlbertForPreTraining",
   )
+
+
+def write_imported(
+    config: AlbertConfig,
+    table,
+    tensors: Dict[str, np.ndarray],
+    *,
+    source: str,
+    output_dir: str,
+    may_lack=(),
+    absent=(),
+    uncovered=(),
+    note: str = "",
+) -> str:
+  """Another format's weights -> a new model directory (`ckpt-0`).
+
+  Args:
+    config: the model's config.
+    table: the format's `NameTable`; every tensor is checked against it.
+    tensors: external name -> array.
+    source: the file or directory read, for messages.
+    output_dir: the model directory to create (must not exist or be empty).
+    may_lack: external names the tensors need not hold.
+    absent: the heads (as the format names them, or described) that are
+      missing; kept freshly initialised, with a warning.
+    uncovered: our names the format has no place for at all (the table
+      does not name them); kept freshly initialised.
+    note: what the absence says about the input, for the warning.
+
+  Returns:
+    The checkpoint prefix written (`OUTPUT_DIR/ckpt-0`).
+  """
+  pretrainer, weights = _build(config, table, uncovered)
+  shapes = {n: tuple(v.shape) for n, v in weights.items()}
+  arrays = table.to_ours(tensors, shapes, source=source, may_lack=may_lack)
   assign(weights, arrays)
   if absent:
     logging.warning(
-        "%s holds no %s (not an AlbertForPreTraining): kept "
-        "freshly initialised; fine-tune before relying on them",
-        path,
+        "%s holds no %s%s: kept freshly initialised; fine-tune before "
+        "relying on them",
+        source,
         " or ".join(absent),
+        f" ({note})" if note else "",
     )
-  logging.info("%s: %d weights read", path, len(arrays))
+  logging.info("%s: %d weights read", source, len(arrays))
   with staged(output_dir) as staging:
     written = model_dir_lib.write_model_dir(staging, pretrainer, step=0)
   return os.path.join(output_dir, os.path.basename(written))
@@ -158,7 +196,7 @@ def to_original(
     The checkpoint prefix written.
   """
   check_output_dir(output_dir)
-  pretrainer, config, path = _load(checkpoint)
+  pretrainer, config, path = load_model(checkpoint)
   original_names.check_config(config, path)
   table = original_names.name_table(config)
   weights = pretrainer_weights(pretrainer)
@@ -211,7 +249,7 @@ def to_huggingface(*, checkpoint: str, output_dir: str) -> str:
     The safetensors file written.
   """
   check_output_dir(output_dir)
-  pretrainer, config, path = _load(checkpoint)
+  pretrainer, config, path = load_model(checkpoint)
   data = huggingface_names.config_to_huggingface(config, what=path)
   table = huggingface_names.name_table(config)
   weights = pretrainer_weights(pretrainer)
@@ -228,7 +266,18 @@ def to_huggingface(*, checkpoint: str, output_dir: str) -> str:
 
 
 def read_original_config(path: Optional[str], checkpoint: str) -> AlbertConfig:
+  """`read_config_file`, checked for what the original code can hold."""
+  config, path = _config_and_path(path, checkpoint)
+  original_names.check_config(config, path)
+  return config
+
+
+def read_config_file(path: Optional[str], checkpoint: str) -> AlbertConfig:
   """`path`, else the albert_config.json beside the checkpoint (as released)."""
+  return _config_and_path(path, checkpoint)[0]
+
+
+def _config_and_path(path, checkpoint) -> Tuple[AlbertConfig, str]:
   if not path:
     folder = (
         checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
@@ -246,18 +295,20 @@ def read_original_config(path: Optional[str], checkpoint: str) -> AlbertConfig:
         "albert_config.json released with the checkpoint"
     )
   try:
-    config = AlbertConfig.from_json_file(path)
+    return AlbertConfig.from_json_file(path), path
   except ValueError as e:
     raise ConversionError(first_line(e)) from e
-  original_names.check_config(config, path)
-  return config
 
 
 def _build(
-    config: AlbertConfig, table
+    config: AlbertConfig, table, uncovered=()
 ) -> Tuple[AlbertPretrainer, Dict[str, tf.Variable]]:
+  """The model of `config` and its weights by our name, without `uncovered`
+  (weights the format has no place for)."""
   pretrainer = AlbertPretrainer.from_config_object(config)
   weights = pretrainer_weights(pretrainer)
+  for name in uncovered:
+    del weights[name]
   table.check_covers(weights)
   return pretrainer, weights
 
@@ -302,7 +353,7 @@ def _optimizer_from_slots(
   return optimizer
 
 
-def _load(checkpoint: str) -> Tuple[AlbertPretrainer, AlbertConfig, str]:
+def load_model(checkpoint: str) -> Tuple[AlbertPretrainer, AlbertConfig, str]:
   """(pretrainer, config, checkpoint prefix) of a model dir or a ckpt in one."""
   model_dir, ckpt = model_dir_lib.split_checkpoint(checkpoint)
   try:

@@ -6,7 +6,7 @@ every one of them for name and shape on the way in.
 """
 
 import dataclasses
-from typing import Dict, Iterable, Mapping, Sequence, Tuple
+from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -17,16 +17,20 @@ _SHOWN = 5  # names listed in an error before "and N more"
 
 @dataclasses.dataclass(frozen=True)
 class TensorName:
-  """One weight: its external name, our name, and whether it is transposed.
+  """One weight: its external name, our name, and how its layout differs.
 
   `transpose` is set where the external format stores the matrix as
   [out, in] (Hugging Face Linear weights, the original SOP output_weights)
-  and we store a Keras kernel [in, out].
+  and we store a Keras kernel [in, out]. `external_shape` is set where the
+  external format holds the same elements in the same order under another
+  shape (the Model Garden's per-head attention kernels [H, N, H / N]
+  against our [H, H]).
   """
 
   external: str
   ours: str
   transpose: bool = False
+  external_shape: Optional[Tuple[int, ...]] = None
 
 
 def _shape(shape) -> str:
@@ -128,6 +132,8 @@ class NameTable:
       want = tuple(shapes[entry.ours])
       if entry.transpose:
         want = want[::-1]
+      if entry.external_shape is not None:
+        want = tuple(entry.external_shape)
       if tuple(array.shape) != want:
         raise ConversionError(
             f"{source}: tensor {entry.external} has shape "
@@ -139,6 +145,8 @@ class NameTable:
             f"{source}: tensor {entry.external} has dtype {array.dtype}, "
             "not float32; convert the checkpoint to float32 first"
         )
+      if entry.external_shape is not None:
+        array = array.reshape(shapes[entry.ours])
       ours[entry.ours] = array.T if entry.transpose else array
     return ours
 
@@ -147,9 +155,10 @@ class NameTable:
   ) -> Dict[str, np.ndarray]:
     """Our arrays -> external tensors (contiguous, transposed where needed)."""
     self.check_covers(ours)
-    return {
-        e.external: np.ascontiguousarray(
-            ours[e.ours].T if e.transpose else ours[e.ours]
-        )
-        for e in self.entries
-    }
+    external = {}
+    for e in self.entries:
+      array = ours[e.ours].T if e.transpose else ours[e.ours]
+      if e.external_shape is not None:
+        array = np.reshape(array, e.external_shape)
+      external[e.external] = np.ascontiguousarray(array)
+    return external

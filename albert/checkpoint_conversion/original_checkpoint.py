@@ -17,7 +17,7 @@ from official.core import checkpoints
 from official.errors import first_line
 
 # Present in object-based (TF2) checkpoints only.
-_OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 
 def resolve_prefix(path: str) -> str:
@@ -44,7 +44,7 @@ def read_checkpoint(path: str) -> Tuple[Dict[str, np.ndarray], str]:
   try:
     reader = tf.train.load_checkpoint(prefix)
     names = reader.get_variable_to_shape_map()
-    if _OBJECT_GRAPH_KEY in names:
+    if OBJECT_GRAPH_KEY in names:
       raise ConversionError(
           f"{prefix} is an object-based TF2 checkpoint, not an original "
           "(name-based) one; to convert a model directory of ours use --to"

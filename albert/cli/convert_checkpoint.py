@@ -1,4 +1,5 @@
-r"""Converts ALBERT checkpoints: original TF1, Hugging Face and ours.
+r"""Converts ALBERT checkpoints: original TF1, Hugging Face, TF Hub, the Model
+Garden's and ours.
 
 Into a model directory of ours (ckpt-N, model_config.json, albert_config.json,
 operative_config.gin):
@@ -8,6 +9,11 @@ operative_config.gin):
       --albert_config=albert_base/albert_config.json --output_dir=runs/base
   python tools/convert_checkpoint.py --from=huggingface \
       --checkpoint=hf/albert-base-v2 --output_dir=runs/base
+  python tools/convert_checkpoint.py --from=tf_hub \
+      --checkpoint=albert_en_base_3 --output_dir=runs/base
+  python tools/convert_checkpoint.py --from=model_garden \
+      --checkpoint=tf2/albert_base/ckpt-1 \
+      --albert_config=tf2/albert_base/albert_config.json --output_dir=runs/base
 
 Out of one (--checkpoint: the model directory, or a ckpt-N inside it):
 
@@ -15,6 +21,8 @@ Out of one (--checkpoint: the model directory, or a ckpt-N inside it):
       --checkpoint=runs/base --output_dir=export/tf1
   python tools/convert_checkpoint.py --to=huggingface \
       --checkpoint=runs/base/ckpt-5000 --output_dir=export/hf
+  python tools/convert_checkpoint.py --to=model_garden \
+      --checkpoint=runs/base --output_dir=export/model_garden
 
 --optimizer_slots (original format only) carries LAMB's moments and the
 global step across as well, so `python -m albert.run_pretraining
@@ -50,32 +58,41 @@ from albert.checkpoint_conversion import huggingface_names
 from albert.checkpoint_conversion import safetensors_io
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion import finetuned_converter
+from albert.checkpoint_conversion import model_garden
 from albert.checkpoint_conversion.errors import ConversionError
 from official.core import checkpoints
 
-FORMATS = ("original", "huggingface")
+FROM_FORMATS = ("original", "huggingface", "tf_hub", "model_garden")
+TO_FORMATS = ("original", "huggingface", "model_garden")
+# Formats whose fine-tuned heads convert too (--gin_file).
+FINETUNED_FORMATS = ("original", "huggingface")
 
 FROM = flags.DEFINE_enum(
     "from",
     None,
-    FORMATS,
+    FROM_FORMATS,
     "Convert from this format into a model directory of ours.",
 )
 TO = flags.DEFINE_enum(
-    "to", None, FORMATS, "Convert a model directory of ours into this format."
+    "to",
+    None,
+    TO_FORMATS,
+    "Convert a model directory of ours into this format.",
 )
 CHECKPOINT = flags.DEFINE_string(
     "checkpoint",
     None,
     "Input: the TF1 checkpoint prefix (--from=original), the transformers "
-    "model directory (--from=huggingface), or our model directory or a "
-    "ckpt-N in it (--to).",
+    "model directory (--from=huggingface), the SavedModel directory "
+    "(--from=tf_hub), the object-based checkpoint prefix "
+    "(--from=model_garden), or our model directory or a ckpt-N in it (--to).",
 )
 ALBERT_CONFIG = flags.DEFINE_string(
     "albert_config",
     None,
-    "--from=original: the checkpoint's albert_config.json (default: the one "
-    "beside the checkpoint).",
+    "--from=original|model_garden: the checkpoint's albert_config.json "
+    "(default: the one beside the checkpoint); --from=tf_hub: only for a "
+    "SavedModel that does not describe its architecture.",
 )
 OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", None, "Directory to create; must not exist or be empty."
@@ -108,18 +125,31 @@ def convert() -> str:
   source, target = FROM.value, TO.value
   if (source is None) == (target is None):
     raise ConversionError(
-        "give exactly one of --from=original|huggingface "
-        "or --to=original|huggingface"
+        f"give exactly one of --from={'|'.join(FROM_FORMATS)} "
+        f"or --to={'|'.join(TO_FORMATS)}"
     )
   cli.require_flags("checkpoint", "output_dir")
-  if ALBERT_CONFIG.value and source != "original":
-    raise ConversionError("--albert_config is read with --from=original only")
+  if ALBERT_CONFIG.value and source not in (
+      "original",
+      "model_garden",
+      "tf_hub",
+  ):
+    raise ConversionError(
+        "--albert_config is read with --from=original|model_garden|tf_hub "
+        "only"
+    )
   if OPTIMIZER_SLOTS.value and "original" not in (source, target):
     raise ConversionError(
         "--optimizer_slots needs the original format "
         "(Hugging Face checkpoints hold no optimizer state)"
     )
   if GIN_FILE.value:
+    if (source or target) not in FINETUNED_FORMATS:
+      raise ConversionError(
+          f"fine-tuned models (--gin_file) convert to and from "
+          f"{' and '.join(FINETUNED_FORMATS)} only; {source or target} "
+          "holds pretrained encoders"
+      )
     if OPTIMIZER_SLOTS.value:
       raise ConversionError(
           "--optimizer_slots converts pretraining checkpoints; a fine-tuned "
@@ -135,6 +165,14 @@ def convert() -> str:
     )
   if source == "huggingface":
     return converter.from_huggingface(**common)
+  if source == "tf_hub":
+    return model_garden.from_tf_hub(albert_config=ALBERT_CONFIG.value, **common)
+  if source == "model_garden":
+    return model_garden.from_model_garden(
+        albert_config=ALBERT_CONFIG.value, **common
+    )
+  if target == "model_garden":
+    return model_garden.to_model_garden(**common)
   if target == "original":
     return converter.to_original(
         optimizer_slots=OPTIMIZER_SLOTS.value, **common
