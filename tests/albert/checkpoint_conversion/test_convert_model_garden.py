@@ -99,13 +99,19 @@ def from_original(tmp_path_factory):
   return out
 
 
-def test_tf1_hub_module_gives_the_original_outputs(tmp_path):
+@pytest.mark.parametrize("source", ["hub_module", "checkpoint"])
+def test_tf1_hub_module_and_checkpoint_give_the_original_outputs(
+    tmp_path, source, from_original
+):
   out = str(tmp_path / "model")
-  model_garden.from_tf_hub(
-      checkpoint=os.path.join(ORIGINAL, "hub_module"),
-      albert_config=None,  # the module's assets/albert_config.json
-      output_dir=out,
-  )
+  if source == "checkpoint":  # model.ckpt-best, through --from=original
+    out = from_original
+  else:
+    model_garden.from_tf_hub(
+        checkpoint=os.path.join(ORIGINAL, "hub_module"),
+        albert_config=None,  # the module's assets/albert_config.json
+        output_dir=out,
+    )
   config, ours = _ours(out)
   with open(CONFIG) as f:
     assert config.num_layers == json.load(f)["num_hidden_layers"] == 2
@@ -117,6 +123,8 @@ def test_tf1_hub_module_gives_the_original_outputs(tmp_path):
       theirs["mlm/mlm_logits"],
       atol=TOLERANCE,
   )
+  if source == "checkpoint":
+    return
   # The SentencePiece model comes along.
   with open(os.path.join(out, "30k-clean.model"), "rb") as f:
     with open(

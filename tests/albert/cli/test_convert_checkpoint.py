@@ -63,6 +63,7 @@ def _assert_one_line_error(run, output_dir, expected):
         "unknown_tensor",
         "missing_config",
         "no_direction",
+        "not_a_saved_model",
     ],
 )
 @pytest.mark.slow
@@ -98,6 +99,10 @@ def test_errors_are_one_line_and_leave_nothing(released, tmp_path, case):
         tmp_path / "ckpt" / "model.ckpt-1", arrays
     )
     expected = "no albert_config.json beside --checkpoint="
+  elif case == "not_a_saved_model":
+    args[0] = "--from=tf_hub"
+    args[1] = f"--checkpoint={folder}"
+    expected = "has no saved_model.pb: not a SavedModel directory"
   else:
     args[0] = f"--albert_config={folder}/albert_config.json"
     expected = "give exactly one of --from"
