@@ -31,6 +31,7 @@ from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import checkpoint_damage
 from official.core import checkpoints
+from official.io import atomic_write
 from official.errors import first_line
 from official.optimization.optimizer_config import OptimizerConfig
 
@@ -417,9 +418,7 @@ def staged(output_dir: str):
   )
   try:
     yield staging
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes it private
+    atomic_write.chmod_as_created(staging, directory=True)  # mkdtemp: 0700
     if os.path.isdir(output_dir):
       os.rmdir(output_dir)  # empty, checked above
     os.rename(staging, output_dir)

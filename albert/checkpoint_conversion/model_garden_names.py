@@ -215,10 +215,7 @@ def mlm_names(table: NameTable) -> List[str]:
 
 
 # Our names of the head the Model Garden's ALBERT does not have.
-SENTENCE_ORDER_WEIGHTS = (
-    f"{ours.SENTENCE_ORDER}/kernel",
-    f"{ours.SENTENCE_ORDER}/bias",
-)
+SENTENCE_ORDER_WEIGHTS = ours.SENTENCE_ORDER_WEIGHTS
 
 
 def config_from_keras(

@@ -17,6 +17,7 @@ from safetensors import safe_open
 from safetensors.numpy import save_file
 
 from albert.checkpoint_conversion.errors import ConversionError
+from official.io import atomic_write
 from official.errors import first_line
 
 CONFIG_FILE = "config.json"
@@ -131,6 +132,7 @@ def write_weights(hf_dir: str, tensors: Dict[str, np.ndarray]) -> str:
       path,
       metadata={"format": "pt"},
   )
+  atomic_write.chmod_as_created(path)  # safetensors writes it 0600
   return path
 
 

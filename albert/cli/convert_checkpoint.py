@@ -1,5 +1,5 @@
 r"""Converts ALBERT checkpoints: original TF1, Hugging Face, TF Hub, the Model
-Garden's and ours.
+Garden's, keras-hub's and ours.
 
 Into a model directory of ours (ckpt-N, model_config.json, albert_config.json,
 operative_config.gin):
@@ -23,6 +23,8 @@ Out of one (--checkpoint: the model directory, or a ckpt-N inside it):
       --checkpoint=runs/base/ckpt-5000 --output_dir=export/hf
   python tools/convert_checkpoint.py --to=model_garden \
       --checkpoint=runs/base --output_dir=export/model_garden
+  python tools/convert_checkpoint.py --to=keras_hub --checkpoint=runs/base \
+      --spm_model_file=30k-clean.model --output_dir=export/keras_hub
 
 --optimizer_slots (original format only) carries LAMB's moments and the
 global step across as well, so `python -m albert.run_pretraining
@@ -58,14 +60,21 @@ from albert.checkpoint_conversion import huggingface_names
 from albert.checkpoint_conversion import safetensors_io
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion import finetuned_converter
+from albert.checkpoint_conversion import keras_hub_preset
 from albert.checkpoint_conversion import model_garden
 from albert.checkpoint_conversion.errors import ConversionError
 from official.core import checkpoints
 
-FROM_FORMATS = ("original", "huggingface", "tf_hub", "model_garden")
-TO_FORMATS = ("original", "huggingface", "model_garden")
+FROM_FORMATS = (
+    "original",
+    "huggingface",
+    "tf_hub",
+    "model_garden",
+    "keras_hub",
+)
+TO_FORMATS = ("original", "huggingface", "model_garden", "keras_hub")
 # Formats whose fine-tuned heads convert too (--gin_file).
-FINETUNED_FORMATS = ("original", "huggingface")
+FINETUNED_FORMATS = ("original", "huggingface", "keras_hub")
 
 FROM = flags.DEFINE_enum(
     "from",
@@ -85,7 +94,8 @@ CHECKPOINT = flags.DEFINE_string(
     "Input: the TF1 checkpoint prefix (--from=original), the transformers "
     "model directory (--from=huggingface), the SavedModel directory "
     "(--from=tf_hub), the object-based checkpoint prefix "
-    "(--from=model_garden), or our model directory or a ckpt-N in it (--to).",
+    "(--from=model_garden), the preset directory (--from=keras_hub), or our "
+    "model directory or a ckpt-N in it (--to).",
 )
 ALBERT_CONFIG = flags.DEFINE_string(
     "albert_config",
@@ -111,6 +121,12 @@ DATA_DIR = flags.DEFINE_string(
     None,
     "Fine-tuned own-data models without labels.json: the data directory "
     "whose training file gives the labels.",
+)
+SPM_MODEL_FILE = flags.DEFINE_string(
+    "spm_model_file",
+    None,
+    "--to=keras_hub: the model's SentencePiece model, written as the "
+    "preset's tokenizer (fine-tuned: default the recipe's).",
 )
 OPTIMIZER_SLOTS = flags.DEFINE_bool(
     "optimizer_slots",
@@ -171,8 +187,14 @@ def convert() -> str:
     return model_garden.from_model_garden(
         albert_config=ALBERT_CONFIG.value, **common
     )
+  if source == "keras_hub":
+    return keras_hub_preset.from_keras_hub(**common)
   if target == "model_garden":
     return model_garden.to_model_garden(**common)
+  if target == "keras_hub":
+    return keras_hub_preset.to_keras_hub(
+        spm_model_file=SPM_MODEL_FILE.value, **common
+    )
   if target == "original":
     return converter.to_original(
         optimizer_slots=OPTIMIZER_SLOTS.value, **common
@@ -192,7 +214,7 @@ def _task(**kwargs):
 
 def _convert_finetuned(source, target) -> str:
   """A fine-tuned model (the head of --gin_file's task) in either direction."""
-  if target is not None:  # ours -> original / transformers
+  if target is not None:  # ours -> original / transformers / keras-hub
     model_dir, ckpt = model_dir_lib.split_checkpoint(CHECKPOINT.value)
     if ckpt is None:
       model_dir = finetuning.best_seed_dir(model_dir)
@@ -208,6 +230,15 @@ def _convert_finetuned(source, target) -> str:
           output_dir=OUTPUT_DIR.value,
           step=checkpoints.step_of(path),
       )
+    if target == "keras_hub":
+      return keras_hub_preset.finetuned_to_keras_hub(
+          model,
+          task.config,
+          source=path,
+          output_dir=OUTPUT_DIR.value,
+          seq_length=task.seq_length,
+          spm_model_file=SPM_MODEL_FILE.value or task.spm_model_file,
+      )
     labels = getattr(task, "labels", None)
     return finetuned_converter.finetuned_to_huggingface(
         model,
@@ -216,11 +247,13 @@ def _convert_finetuned(source, target) -> str:
         output_dir=OUTPUT_DIR.value,
         labels=None if getattr(task, "is_regression", False) else labels,
     )
-  # original / transformers -> a fine-tuning model directory of ours
+  # original / transformers / keras-hub -> a fine-tuning model directory
   if source == "original":
     config = converter.read_original_config(
         ALBERT_CONFIG.value, CHECKPOINT.value
     )
+  elif source == "keras_hub":
+    config = keras_hub_preset.read_backbone(CHECKPOINT.value)[0]
   else:
     config = huggingface_names.config_from_huggingface(
         safetensors_io.read_config(CHECKPOINT.value),
@@ -233,6 +266,10 @@ def _convert_finetuned(source, target) -> str:
   if source == "original":
     step = finetuned_converter.finetuned_from_original(
         model, checkpoint=CHECKPOINT.value, config=config
+    )
+  elif source == "keras_hub":
+    keras_hub_preset.finetuned_from_keras_hub(
+        model, checkpoint=CHECKPOINT.value
     )
   else:
     finetuned_converter.finetuned_from_huggingface(

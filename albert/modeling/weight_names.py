@@ -21,6 +21,16 @@ POOLER = "encoder/pooler"
 MASKED_LM = "masked_lm"
 SENTENCE_ORDER = "sentence_order/dense"
 
+# The pretraining heads' weights (`pretrainer_weights` names them the same).
+MASKED_LM_WEIGHTS = (
+    f"{MASKED_LM}/dense/kernel",
+    f"{MASKED_LM}/dense/bias",
+    f"{MASKED_LM}/layer_norm/gamma",
+    f"{MASKED_LM}/layer_norm/beta",
+    f"{MASKED_LM}/output_bias",
+)
+SENTENCE_ORDER_WEIGHTS = (f"{SENTENCE_ORDER}/kernel", f"{SENTENCE_ORDER}/bias")
+
 # Sub-layers of one AttentionBlock / FeedForwardBlock, by attribute name.
 ATTENTION_DENSE = ("query", "key", "value", "output_dense")
 FFN_DENSE = ("intermediate", "output_dense")

@@ -101,6 +101,14 @@ def _running(pid: int) -> bool:
   return True
 
 
+def chmod_as_created(path: str, directory: bool = False) -> None:
+  """Gives `path` the mode a plain `open` / `mkdir` would have (the umask's),
+  for files made private by `mkstemp` / `mkdtemp` or a library."""
+  umask = os.umask(0)
+  os.umask(umask)
+  os.chmod(path, (0o777 if directory else 0o666) & ~umask)
+
+
 def _text(binary: bool) -> dict:
   return {} if binary else {"encoding": "utf-8"}
 

@@ -210,9 +210,10 @@ def test_squad_v2_has_no_transformers_class(tmp_path):
 
 
 @pytest.mark.slow
-def test_command_line_with_a_recipe(tmp_path):
-  # An MNLI model directory of ours -> transformers -> ours again, by the
-  # command, with the task's recipe; the classifier outputs agree.
+@pytest.mark.parametrize("fmt", ["huggingface", "keras_hub"])
+def test_command_line_with_a_recipe(tmp_path, fmt):
+  # An MNLI model directory of ours -> transformers or keras-hub -> ours
+  # again, by the command, with the task's recipe; the weights come back.
   from albert import finetuning
 
   gin_params = TINY_GIN + ["GlueTask.seq_length = 64"]
@@ -234,20 +235,25 @@ def test_command_line_with_a_recipe(tmp_path):
   run = helpers.run(
       [
           helpers.tool("convert_checkpoint"),
-          "--to=huggingface",
+          f"--to={fmt}",
           f"--checkpoint={ours}",
           f"--output_dir={tmp_path / 'hf'}",
           *common,
       ]
   )
   assert run.returncode == 0, run.stderr[-3000:]
-  data = json.loads((tmp_path / "hf" / "config.json").read_text())
-  assert data["architectures"] == ["AlbertForSequenceClassification"]
-  assert data["num_labels"] == 3
+  if fmt == "huggingface":
+    data = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert data["architectures"] == ["AlbertForSequenceClassification"]
+    assert data["num_labels"] == 3
+  else:
+    data = json.loads((tmp_path / "hf" / "task.json").read_text())
+    assert data["class_name"] == "AlbertTextClassifier"
+    assert data["config"]["num_classes"] == 3
   run = helpers.run(
       [
           helpers.tool("convert_checkpoint"),
-          "--from=huggingface",
+          f"--from={fmt}",
           f"--checkpoint={tmp_path / 'hf'}",
           f"--output_dir={tmp_path / 'back'}",
           *common,
