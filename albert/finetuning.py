@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from albert import configs
 from albert import model_dir as model_dir_lib
+from albert.serving import onnx_export
 from albert.tasks.finetune_task import FinetuneTask
 # The task classes recipes select (gin knows a configurable once imported).
 from albert.tasks.glue.task import GlueTask  # noqa: F401
@@ -194,8 +195,16 @@ def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:
   return path
 
 
-def export(task: FinetuneTask, model, export_dir: str) -> None:
-  """Writes the task's raw-text serving SavedModel (atomically)."""
+def export(
+    task: FinetuneTask, model, export_dir: str, export_format="saved_model"
+) -> None:
+  """Writes the task's raw-text serving SavedModel, or with
+  `export_format="onnx"` EXPORT_DIR/model.onnx (token ids in), atomically."""
+  if export_format == "onnx":
+    with atomic_write.atomic_directory(export_dir) as tmp:
+      onnx_export.write(model, os.path.join(tmp, "model.onnx"))
+    logging.info("Wrote the %s ONNX model to %s", task.name, export_dir)
+    return
   module = task.serving_module(model, task.preprocessor())
   with atomic_write.atomic_directory(export_dir) as tmp:
     tf.saved_model.save(module, tmp, signatures=module.signatures())
@@ -212,6 +221,7 @@ def run(
     checkpoint: Optional[str] = None,
     output_dir: Optional[str] = None,
     export_dir: Optional[str] = None,
+    export_format: str = "saved_model",
     strategy: str = "default",
     tpu: Optional[str] = None,
     **task_kwargs,
@@ -253,7 +263,7 @@ def run(
     if os.path.exists(results_file):
       with open(results_file, encoding="utf-8") as f:
         task.use_eval_results(json.load(f))
-    export(task, model, export_dir)
+    export(task, model, export_dir, export_format)
     return {}
   results = task.evaluate(model)
   logging.info("Eval results: %s", write_eval_results(model_dir, results))

@@ -51,7 +51,8 @@ def test_requirements_files_agree_with_pyproject():
   dev = {_normal(s) for s in _requirements("requirements-dev.txt")}
   assert dev == {_normal(s) for s in project["optional-dependencies"]["dev"]}
   extras = project["optional-dependencies"]
-  assert {_normal(s) for s in extras["beam"]} <= dev
+  for extra in ("beam", "onnx"):
+    assert {_normal(s) for s in extras[extra]} <= dev, extra
   assert not {p for p in TEST_ONLY if any(s.startswith(p) for s in runtime)}
 
 

@@ -1,5 +1,6 @@
 """Serving latency and throughput of the raw-text SavedModel, against its own
-matrix products and transformers: the measuring behind
+matrix products, our ONNX export on onnxruntime and transformers: the
+measuring behind
 `tools/benchmark_serving.py` (its --help says what is measured).
 """
 
@@ -17,6 +18,7 @@ from albert import configs
 from albert.modeling.config import AlbertConfig
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
+from albert.serving import onnx_export
 from albert.serving.exporter import export
 from official.benchmark import cpu_info
 from official.benchmark import turns
@@ -39,6 +41,7 @@ class ServingBenchmark:
   repeats: int = 20
   batch_repeats: int = 3
   torch: bool = True
+  onnx: bool = True
   precision: str = "float32"
 
 
@@ -130,6 +133,27 @@ info = {"xla": xla}
     + _SERVE_LOOP
 )
 
+_ONNX_WORKER = (
+    r"""
+import json, sys, time
+import numpy as np
+import onnxruntime
+path = sys.argv[1]
+V, SEQ, BATCH = map(int, sys.argv[2:5])
+session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+rng = np.random.default_rng(0)
+feeds = {}
+for b in (1, BATCH):
+  ids = rng.integers(5, V, (b, SEQ)).astype(np.int32)
+  feeds[b] = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
+              "input_type_ids": np.zeros_like(ids)}
+def run(batch):
+  session.run(["pooled_output"], feeds[batch])
+info = {"onnxruntime": onnxruntime.__version__}
+"""
+    + _SERVE_LOOP
+)
+
 _TORCH_WORKER = (
     r"""
 import json, sys, time
@@ -186,6 +210,15 @@ def measure(s: ServingBenchmark) -> Dict:
       ).returncode
       == 0
   )
+  have_onnx = (
+      s.onnx
+      and s.precision == "float32"  # the ONNX export is float32
+      and subprocess.run(
+          [sys.executable, "-c", "import onnx, onnxruntime"],
+          capture_output=True,
+      ).returncode
+      == 0
+  )
   note = None
   if have_torch and s.precision == "bfloat16" and not cpu.bf16:
     have_torch = False
@@ -216,6 +249,15 @@ def measure(s: ServingBenchmark) -> Dict:
               [os.path.join(export_dir, "serving"), seq, batch],
           )
       )
+      if have_onnx:
+        path = onnx_export.write(
+            pretrainer.encoder, os.path.join(tmp, "encoder.onnx")
+        )
+        workers.append(
+            _worker(
+                "onnxruntime", _ONNX_WORKER, [path, c.vocab_size, seq, batch]
+            )
+        )
     workers.append(
         _worker(
             "matmul_floor",
@@ -287,6 +329,13 @@ def measure(s: ServingBenchmark) -> Dict:
   report["saved_model_vs_floor"] = turns.paired_ratio(
       one, "saved_model", "matmul_floor"
   )
+  if have_onnx:
+    report["latency_vs_onnxruntime"] = turns.paired_ratio(
+        one, "saved_model", "onnxruntime"
+    )
+    report["throughput_vs_onnxruntime"] = turns.paired_ratio(
+        many, "onnxruntime", "saved_model"
+    )
   if have_torch:
     report["latency_vs_torch"] = turns.paired_ratio(one, "saved_model", "torch")
     report["floor_vs_torch"] = turns.paired_ratio(one, "matmul_floor", "torch")
@@ -318,6 +367,15 @@ def format_report(report: Dict) -> str:
       f"{floor['latency_ms']:.1f} ms; the SavedModel takes "
       f"{report['saved_model_vs_floor']:.2f}x of it"
   )
+  if "onnxruntime" in report:
+    o = report["onnxruntime"]
+    lines.append(
+        f"our ONNX export on onnxruntime {o['onnxruntime']} (token ids, no "
+        f"tokenisation): batch 1 {o['latency_ms']:.1f} ms, batch {batch} "
+        f"{o['throughput_per_s']:.1f} examples/s; latency ratio "
+        f"{report['latency_vs_onnxruntime']:.2f}x, throughput ratio "
+        f"{report['throughput_vs_onnxruntime']:.2f}x"
+    )
   if have_torch:
     t = report["torch"]
     autocast = "" if t["autocast"] == "none" else f", autocast {t['autocast']}"

@@ -17,6 +17,9 @@ In the same run, each in a process of its own, it also times
   - the encoder's matrix products alone (the same shapes and precision,
     chained as in the model, with TF's kernels or XLA, whichever is faster):
     the floor that everything else adds to;
+  - our ONNX export of the same model (`run_export --format=onnx`) on
+    onnxruntime, on token ids (no tokenisation), when `onnx` and
+    `onnxruntime` are importable (float32 only);
   - Hugging Face's PyTorch `AlbertModel` forward pass at the same shapes on
     token ids (no tokenisation), when `torch` and `transformers` are importable,
     under `torch.autocast` for bfloat16 (only on CPUs with native bfloat16).
@@ -46,6 +49,9 @@ JSON = flags.DEFINE_bool("json", False, "Print one JSON object.")
 TORCH = flags.DEFINE_bool(
     "torch", True, "Measure the PyTorch baseline if present."
 )
+ONNX = flags.DEFINE_bool(
+    "onnx", True, "Measure our ONNX export on onnxruntime if present."
+)
 PRECISION = flags.DEFINE_enum(
     "precision",
     "float32",
@@ -68,6 +74,7 @@ def main(argv):
           repeats=REPEATS.value,
           batch_repeats=BATCH_REPEATS.value,
           torch=TORCH.value,
+          onnx=ONNX.value,
           precision=PRECISION.value,
       )
   )

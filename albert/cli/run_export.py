@@ -1,8 +1,10 @@
-r"""Exports a trained ALBERT as SavedModels for serving.
+r"""Exports a trained ALBERT as SavedModels for serving, or as ONNX.
 
   python -m albert.run_export --model_dir=runs/base \
       --spm_model_file=spm.model --export_dir=exported [--seq_length=128] \
       [--precision=float32|bfloat16]
+  python -m albert.run_export --model_dir=runs/base --export_dir=exported \
+      --format=onnx
 
 Writes, atomically (a temporary directory renamed when complete):
   EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm
@@ -11,7 +13,10 @@ Writes, atomically (a temporary directory renamed when complete):
   EXPORT_DIR/serving        raw text end to end: serving_default, fill_mask,
                             sentence_order
 Each loads with `tf.saved_model.load` in a process that imports only
-tensorflow and tensorflow_text.
+tensorflow and tensorflow_text. --format=onnx writes EXPORT_DIR/encoder.onnx
+instead: token ids in, sequence_output and pooled_output out, for
+onnxruntime (the [onnx] extra); fine-tuned classifiers export with
+`python -m albert.run_finetuning --mode=export --export_format=onnx`.
 """
 
 import os
@@ -20,8 +25,10 @@ from typing import Sequence
 from absl import flags
 from albert import cli
 from albert.serving import exporter
+from albert.serving import onnx_export
 from albert import model_dir
 from official.errors import InputError
+from official.io import atomic_write
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
 CHECKPOINT = flags.DEFINE_string(
@@ -40,6 +47,13 @@ PRECISION = flags.DEFINE_enum(
     "(LayerNorm and softmax in float32) on the float32 weights; outputs stay "
     "float32.",
 )
+FORMAT = flags.DEFINE_enum(
+    "format",
+    "saved_model",
+    ["saved_model", "onnx"],
+    "saved_model: the three SavedModels; onnx: EXPORT_DIR/encoder.onnx, the "
+    "token-id encoder for onnxruntime (no --spm_model_file needed).",
+)
 GIN_FILES = flags.DEFINE_multi_string(
     "gin_file", [], "Model gin files (default: model_dir/model_config.json)."
 )
@@ -48,8 +62,16 @@ GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
 
 def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
-  cli.require_flags(MODEL_DIR.name, SPM.name, EXPORT_DIR.name)
-  if "://" not in SPM.value and not os.path.isfile(SPM.value):
+  onnx = FORMAT.value == "onnx"
+  cli.require_flags(
+      MODEL_DIR.name, EXPORT_DIR.name, *([] if onnx else [SPM.name])
+  )
+  if onnx and PRECISION.value != "float32":
+    raise InputError(
+        f"--precision={PRECISION.value} applies to SavedModels; the ONNX "
+        "export is float32"
+    )
+  if not onnx and "://" not in SPM.value and not os.path.isfile(SPM.value):
     raise InputError(
         f"--spm_model_file={SPM.value} does not exist: give the SentencePiece "
         "model the data was made with"
@@ -67,6 +89,11 @@ def main(argv: Sequence[str]) -> None:
       config=config,
       precision=PRECISION.value,
   )
+  if onnx:
+    with atomic_write.atomic_directory(EXPORT_DIR.value) as tmp:
+      onnx_export.write(pretrainer.encoder, os.path.join(tmp, "encoder.onnx"))
+    print(f"exported {EXPORT_DIR.value}/encoder.onnx")
+    return
   exporter.export(
       pretrainer,
       spm_model_file=SPM.value,

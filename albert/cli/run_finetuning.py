@@ -15,6 +15,7 @@ the task recipe and the model size are layered on top. Modes:
                   `all`: every kept checkpoint, reporting the best)
   predict         write prediction / submission files for the test splits
   export          write a raw-text serving SavedModel to --export_dir
+                  (--export_format=onnx: EXPORT_DIR/model.onnx, token ids in)
 
 --seeds=1,2,3 (with train_and_eval) fine-tunes once per seed into
 MODEL_DIR/seed_N and keeps the dev-best run (MODEL_DIR/seeds.json has every
@@ -72,6 +73,13 @@ OUTPUT_DIR = flags.DEFINE_string(
 )
 EXPORT_DIR = flags.DEFINE_string(
     "export_dir", None, "export: the new SavedModel directory."
+)
+EXPORT_FORMAT = flags.DEFINE_enum(
+    "export_format",
+    "saved_model",
+    ["saved_model", "onnx"],
+    "export: a raw-text serving SavedModel, or EXPORT_DIR/model.onnx (token "
+    "ids in, logits out; sequence and token classification, regression).",
 )
 CACHE_DIR = flags.DEFINE_string(
     "cache_dir", None, "Converted features (default DATA_DIR/cache)."
@@ -134,6 +142,7 @@ def main(argv: Sequence[str]) -> None:
         checkpoint=CHECKPOINT.value,
         output_dir=OUTPUT_DIR.value,
         export_dir=EXPORT_DIR.value,
+        export_format=EXPORT_FORMAT.value,
         **common,
     )
   for key, value in sorted(results.items()):

@@ -32,6 +32,10 @@ def test_json_report_on_a_tiny_model(spm_model):
   # (tokenisation, embeddings, LayerNorm, softmax, GELU come on top).
   assert 0 < floor["latency_ms"] < ours["latency_ms"]
   assert 0 < report["floor_vs_saved_model"] < 1
+  # onnxruntime is in the development set: our ONNX export is timed too.
+  onnx = report["onnxruntime"]
+  assert onnx["latency_ms"] > 0 and onnx["throughput_per_s"] > 0
+  assert report["latency_vs_onnxruntime"] > 0
   if have_torch:
     torch = report["torch"]
     assert torch["latency_ms"] > 0 and torch["threads"] >= 1
