@@ -1,4 +1,4 @@
-"""SavedModels and TFLite flatbuffers of a trained ALBERT.
+"""SavedModels, TFLite flatbuffers and ONNX models of a trained ALBERT.
 
 Modules:
   preprocessor              AlbertPreprocessor: raw strings -> encoder inputs
@@ -11,6 +11,8 @@ Modules:
                             ...)
   exporter                  export(): the three SavedModels, written atomically
   tflite_export             TFLite flatbuffers (float32, dynamic-range int8)
+  onnx_export               ONNX models written from the weights (encoder,
+                            classifiers), for onnxruntime
 
 Command line: `python -m albert.run_export`, `python -m albert.export_tflite`.
 """
