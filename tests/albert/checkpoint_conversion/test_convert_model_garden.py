@@ -20,10 +20,15 @@ import pytest
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
+from albert import warm_start
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion import model_garden
 from albert.checkpoint_conversion.errors import ConversionError
+from albert.modeling.classifier import AlbertClassifier
+from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
+from albert.serving import onnx_export
+from official.optimization.optimizer_config import OptimizerConfig
 from tests import helpers
 from tests.albert.pretrainer_outputs import pretrainer_outputs
 
@@ -303,3 +308,36 @@ def test_bad_inputs_are_one_line_and_create_nothing(tmp_path, from_original):
   with pytest.raises(ConversionError, match="one shared block"):
     model_garden.to_model_garden(checkpoint=unshared, output_dir=str(out))
   assert not out.exists()
+
+
+def test_imported_model_warm_starts_pretraining_and_fine_tuning_and_exports(
+    tmp_path,
+):
+  # What --from=tf_hub writes is a model directory like any other: the
+  # warm-start path of continued pretraining (PretrainTask.init_checkpoint)
+  # and of fine-tuning (--init_checkpoint) read it, and it exports.
+  out = str(tmp_path / "model")
+  model_garden.from_tf_hub(
+      checkpoint=os.path.join(GARDEN, "tf_hub"),
+      albert_config=None,
+      output_dir=out,
+  )
+  source, config = model_dir_lib.load_pretrainer(out)
+  target = AlbertPretrainer.from_config_object(config)
+  target(target.dummy_inputs())
+  optimizer = OptimizerConfig(name="lamb").build()
+  optimizer.build(target.trainable_variables)
+  warm_start.init_pretrainer(target, optimizer, out, False)
+  classifier = AlbertClassifier(
+      AlbertEncoder.from_config_object(config), num_classes=2
+  )
+  classifier(classifier.dummy_inputs())
+  warm_start.load_encoder_weights(classifier.encoder, out, config)
+  for model in (target, classifier):
+    for ours, theirs in zip(model.encoder.weights, source.encoder.weights):
+      np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+  proto = onnx_export.build(source.encoder)
+  assert {o.name for o in proto.graph.output} == {
+      "sequence_output",
+      "pooled_output",
+  }
