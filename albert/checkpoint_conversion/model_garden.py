@@ -292,10 +292,15 @@ def _tf2_config(hub, albert_config) -> AlbertConfig:
     return converter.read_config_file(albert_config, hub.directory)
   keras = hub.keras_config(names.ENCODER_CLASSES)
   if keras is None:
+    encoders = [c for c in hub.keras_classes() if c.endswith("Encoder")]
+    if encoders:  # e.g. Text>BertEncoder: another model
+      raise ConversionError(
+          f"{hub.directory}: its encoder is {', '.join(encoders)}, not an "
+          "AlbertEncoder: not an ALBERT SavedModel"
+      )
     raise ConversionError(
-        f"{hub.directory}: its Keras metadata does not describe an "
-        "AlbertEncoder; give --albert_config=PATH (the model's "
-        "albert_config.json)"
+        f"{hub.directory}: no Keras metadata describes its encoder; give "
+        "--albert_config=PATH (the model's albert_config.json)"
     )
   config = names.config_from_keras(keras, source=hub.directory)
   if config is None:

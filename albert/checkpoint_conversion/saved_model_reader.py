@@ -97,14 +97,23 @@ class SavedModelFiles:
 
   def keras_config(self, class_names: Sequence[str]) -> Optional[Dict]:
     """The Keras config of the first object of one of `class_names`."""
-    for metadata in self._keras_metadata():
-      try:
-        data = json.loads(metadata)
-      except ValueError:
-        continue
+    for data in self._keras_objects():
       if data.get("class_name") in class_names:
         return data.get("config")
     return None
+
+  def keras_classes(self) -> List[str]:
+    """The Keras classes of the objects the metadata describes, sorted."""
+    return sorted({str(d.get("class_name")) for d in self._keras_objects()})
+
+  def _keras_objects(self) -> List[Dict]:
+    objects = []
+    for metadata in self._keras_metadata():
+      try:
+        objects.append(json.loads(metadata))
+      except ValueError:
+        continue
+    return objects
 
   def _keras_metadata(self) -> List[str]:
     path = os.path.join(self.directory, "keras_metadata.pb")

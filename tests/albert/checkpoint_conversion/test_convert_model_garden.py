@@ -14,10 +14,12 @@ model_garden/ours/, with `assert_existing_objects_matched()`: ours.npz).
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from tf_keras.protobuf import saved_metadata_pb2
 
 from albert import model_dir as model_dir_lib
 from albert import warm_start
@@ -291,6 +293,22 @@ def test_bad_inputs_are_one_line_and_create_nothing(tmp_path, from_original):
           "has shape",
       ),
   ]
+  # A BERT of the Model Garden (its Keras metadata names a BertEncoder).
+  bert_hub = tmp_path / "bert_hub"
+  shutil.copytree(os.path.join(GARDEN, "tf_hub"), bert_hub)
+  metadata = saved_metadata_pb2.SavedMetadata()
+  metadata.ParseFromString((bert_hub / "keras_metadata.pb").read_bytes())
+  for node in metadata.nodes:
+    node.metadata = node.metadata.replace("AlbertEncoder", "BertEncoder")
+  (bert_hub / "keras_metadata.pb").write_bytes(metadata.SerializeToString())
+  cases.append(
+      (
+          lambda: model_garden.from_tf_hub(
+              checkpoint=str(bert_hub), albert_config=None, output_dir=out
+          ),
+          "its encoder is Text>BertEncoder, not an AlbertEncoder",
+      )
+  )
   for call, expected in cases:
     with pytest.raises(ConversionError) as raised:
       call()
