@@ -19,6 +19,7 @@ same job removes. The fingerprint in the name keys the directory to the
 inputs, options and model.
 """
 
+import contextlib
 import glob
 import io
 import json
@@ -99,8 +100,13 @@ class StagingDirectory:
         logging.info("Removing %s, left by a run with other options", stale)
         shutil.rmtree(stale, ignore_errors=True)
     os.makedirs(self.path, exist_ok=True)
+    leftovers = glob.glob(os.path.join(glob.escape(self.path), "*.tmp-*"))
+    if leftovers:
+      # A killed run's workers may still be finishing their unit.
+      atomic_write.wait_for_writers(leftovers)
     for tmp in glob.glob(os.path.join(glob.escape(self.path), "*.tmp-*")):
-      os.remove(tmp)
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(tmp)
 
   def index(self, unit: Tuple[int, int]) -> str:
     return self.part(unit)[: -len(".rec")] + ".idx.npy"

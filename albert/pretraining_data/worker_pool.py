@@ -5,9 +5,12 @@ its blocks' share of the pool. No TensorFlow in the workers.
 """
 
 from concurrent import futures
+import ctypes
 import itertools
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 import time
 from typing import Iterator, Optional, Tuple
@@ -35,6 +38,26 @@ def _exit_with_parent(parent_pid: int) -> None:
   os._exit(1)
 
 
+def _die_with_parent(parent_pid: int) -> None:
+  """On Linux the kernel kills the worker the moment its parent dies
+  (PR_SET_PDEATHSIG), so that no orphan goes on writing into the staging
+  directory a rerun is already using; elsewhere a thread polls for it."""
+  if sys.platform.startswith("linux"):
+    try:
+      libc = ctypes.CDLL(None, use_errno=True)
+      libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+      pass
+  if os.getppid() != parent_pid:  # it died before the request took effect
+    os._exit(1)
+  threading.Thread(
+      target=_exit_with_parent, args=(parent_pid,), daemon=True
+  ).start()
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
 def _init_worker(
     model_proto: bytes,
     config: PretrainingDataConfig,
@@ -45,9 +68,7 @@ def _init_worker(
   )
   _worker_state["config"] = config
   if parent_pid is not None:
-    threading.Thread(
-        target=_exit_with_parent, args=(parent_pid,), daemon=True
-    ).start()
+    _die_with_parent(parent_pid)
 
 
 def _pool(path: Optional[str]):

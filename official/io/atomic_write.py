@@ -4,9 +4,12 @@ import contextlib
 import glob
 import os
 import shutil
+import time
 from typing import Dict, Iterator, List, Union
 
 from absl import logging
+
+from official.errors import InputError
 
 
 def write_atomic(path: str, data: Union[str, bytes]) -> None:
@@ -80,6 +83,34 @@ def remove_stale_temporaries(path: str) -> None:
         os.remove(tmp)
 
 
+def wait_for_writers(temporaries: List[str], timeout: float = 30.0) -> None:
+  """Waits until every process that is writing one of `temporaries`
+  (`*.tmp-PID`, other than this one) has exited: a killed run's workers may
+  still be finishing when the rerun starts.
+
+  Raises:
+    InputError: a writer still runs after `timeout` seconds (another run
+      writing the same files).
+  """
+  pids = set()
+  for tmp in temporaries:
+    pid = tmp.rsplit(".tmp-", 1)[-1]
+    if pid.isdigit() and int(pid) != os.getpid():
+      pids.add(int(pid))
+  deadline = time.monotonic() + timeout
+  while True:
+    running = sorted(pid for pid in pids if _running(pid))
+    if not running:
+      return
+    if time.monotonic() > deadline:
+      raise InputError(
+          f"{os.path.dirname(temporaries[0])}: process {running[0]} is still "
+          "writing here (another run of the same job?); wait for it to end "
+          "or stop it, then run again"
+      )
+    time.sleep(0.05)
+
+
 def remove_stale_temporaries_in(directory: str) -> None:
   """`remove_stale_temporaries` for every file of `directory`, including
   those the rerun will not write again."""
@@ -92,13 +123,19 @@ def remove_stale_temporaries_in(directory: str) -> None:
 
 
 def _running(pid: int) -> bool:
+  """Whether process `pid` exists and has not exited (a zombie, ended but
+  not yet reaped by its parent, writes nothing more)."""
   try:
     os.kill(pid, 0)
   except ProcessLookupError:
     return False
   except PermissionError:
     return True  # another user's process
-  return True
+  try:
+    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+      return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+  except (OSError, IndexError):
+    return True  # no /proc (macOS): it exists
 
 
 def chmod_as_created(path: str, directory: bool = False) -> None:

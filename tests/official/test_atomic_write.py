@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from official.errors import InputError
 from official.io import atomic_write
 from tests import helpers
 
@@ -69,3 +70,19 @@ def test_atomic_directory_replaces_a_dead_writers_directory(tmp_path):
       f.write(b"whole")
   assert os.listdir(tmp_path) == ["export"]
   assert (target / "saved_model.pb").read_bytes() == b"whole"
+
+
+def test_wait_for_writers_waits_for_a_live_writer_then_refuses(tmp_path):
+  # A writer that is still running (a killed run's worker finishing, or
+  # another run) is waited for; one that outlives the wait is refused.
+  writer = helpers.start(["-c", "import time; time.sleep(60)"])
+  try:
+    tmp = str(tmp_path / f"part.rec.tmp-{writer.pid}")
+    with pytest.raises(InputError, match=f"process {writer.pid} is still"):
+      atomic_write.wait_for_writers([tmp], timeout=0.3)
+  finally:
+    writer.kill()
+    writer.wait()
+  atomic_write.wait_for_writers([tmp], timeout=0.3)  # gone: returns
+  # This process's own temporaries are never waited for.
+  atomic_write.wait_for_writers([f"x.tmp-{os.getpid()}"], timeout=0)

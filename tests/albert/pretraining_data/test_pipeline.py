@@ -13,6 +13,7 @@ import sentencepiece as spm
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from official.errors import InputError
 from albert.pretraining_data.pipeline import create_pretraining_data
+from albert.pretraining_data.staging import StagingDirectory
 from official.io.tfrecord import read_frames
 from official.io.tfrecord import read_records
 from tests import helpers
@@ -492,3 +493,25 @@ def test_beam_pipeline_writes_the_same_examples(
       tmp_path / "local_nsp"
   )
   assert local["sentence_label_1_fraction"] > 0.4
+
+
+def test_staging_waits_for_a_killed_runs_last_writer(tmp_path):
+  # A rerun can start while a worker of the killed run finishes its unit
+  # (and removes its own temporary): the staging directory is cleared only
+  # once that writer is gone, and what it removed meanwhile is no error.
+  staging = StagingDirectory(str(tmp_path / ".t.partial-0"))
+  os.makedirs(staging.path)
+  unit = os.path.join(staging.path, "block-000001.000.rec.unsorted")
+  writer = helpers.start(
+      [
+          "-c",
+          "import os, sys, time; time.sleep(0.5); "
+          "os.remove(f'{sys.argv[1]}.tmp-{os.getpid()}')",
+          unit,
+      ]
+  )
+  for name in (unit, os.path.join(staging.path, "block-000002.000.rec")):
+    pathlib.Path(f"{name}.tmp-{writer.pid}").touch()
+  staging.prepare()
+  assert writer.poll() is not None  # it had ended before the clean-up
+  assert not list(pathlib.Path(staging.path).glob("*.tmp-*"))
