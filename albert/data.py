@@ -157,7 +157,9 @@ def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
     try:
       with tf.io.gfile.GFile(path) as f:
         manifest = json.load(f)
-      size = manifest["spm_model"]["vocab_size"]
+      # "tokenizer" since version 2; version 1 (SentencePiece only) had
+      # "spm_model".
+      size = manifest.get("tokenizer", manifest.get("spm_model"))["vocab_size"]
     except (ValueError, KeyError, TypeError) as e:
       logging.warning("%s: no vocabulary size in it (%s)", path, e)
       continue

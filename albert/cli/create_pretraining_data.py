@@ -8,13 +8,16 @@ manifest.json. The original's flags keep their names and defaults.
       --input_file='corpus/*.txt' --output_file=data/train.tfrecord \
       --spm_model_file=spm.model --num_output_shards=8
 
+As in the original, --vocab_file without --spm_model_file tokenizes with
+WordPiece (a BERT-style vocab.txt, as the Chinese ALBERTs use): words are
+whole WordPiece runs (`##` continues one), each Chinese character a word.
+
 Same inputs, flags and seed give byte-identical shards whatever
 --num_workers is. `--runner=DirectRunner` (or DataflowRunner, FlinkRunner,
 SparkRunner, ...) runs the same generation as an Apache Beam pipeline.
 See docs/pretraining_data.md.
 """
 
-import os
 import shlex
 
 from absl import flags
@@ -25,6 +28,7 @@ from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.data_config import SENTENCE_TASKS
 from albert.pretraining_data.data_config import SINGLE_SEGMENT_RULES
 from albert.pretraining_data.pipeline import create_pretraining_data
+from albert.text import tokenizers
 from official import errors
 from official.errors import InputError
 
@@ -37,7 +41,10 @@ OUTPUT_FILE = flags.DEFINE_string(
     "output_file", None, "Output TFRecord file, or comma-separated shard names."
 )
 VOCAB_FILE = flags.DEFINE_string(
-    "vocab_file", None, "Optional; the vocabulary comes from --spm_model_file."
+    "vocab_file",
+    None,
+    "WordPiece vocab.txt (used when --spm_model_file is not given); beside "
+    "--spm_model_file, that model's own .vocab listing.",
 )
 SPM_MODEL_FILE = flags.DEFINE_string(
     "spm_model_file", None, "SentencePiece model."
@@ -166,11 +173,10 @@ def _sentence_task() -> str:
 
 def config_from_flags() -> PretrainingDataConfig:
   """The generation options; raises InputError for bad values."""
-  cli.require_flags("input_file", "output_file", "spm_model_file")
+  cli.require_flags("input_file", "output_file")
+  tokenizers.choose(SPM_MODEL_FILE.value, VOCAB_FILE.value)
   if DO_PERMUTATION.value:
     raise InputError("--do_permutation=True is not supported")
-  if VOCAB_FILE.value and not os.path.isfile(VOCAB_FILE.value):
-    raise InputError(f"--vocab_file {VOCAB_FILE.value} does not exist")
   if not BLOCK_SIZE_MB.value > 0:
     raise InputError(f"block_size_mb={BLOCK_SIZE_MB.value} must be > 0")
   return PretrainingDataConfig(
@@ -198,7 +204,6 @@ def main(argv):
   common = dict(
       input_file=INPUT_FILE.value,
       output_file=OUTPUT_FILE.value,
-      spm_model_file=SPM_MODEL_FILE.value,
       config=config,
       num_output_shards=NUM_OUTPUT_SHARDS.value,
       gzip=GZIP.value,
@@ -207,8 +212,12 @@ def main(argv):
   if RUNNER.value == "local":
     if NUM_WORKERS.value is not None and NUM_WORKERS.value < 1:
       raise InputError(f"num_workers={NUM_WORKERS.value} must be >= 1")
+    tokenizer_file = tokenizers.read_file(
+        SPM_MODEL_FILE.value, VOCAB_FILE.value
+    )
     try:
       create_pretraining_data(
+          tokenizer_file=tokenizer_file,
           num_workers=NUM_WORKERS.value,
           shuffle_memory_mb=SHUFFLE_MEMORY_MB.value,
           **common,
@@ -224,6 +233,8 @@ def main(argv):
     from albert.pretraining_data import beam_pipeline
 
     beam_pipeline.run(
+        spm_model_file=SPM_MODEL_FILE.value,
+        vocab_file=VOCAB_FILE.value,
         runner=RUNNER.value,
         pipeline_args=shlex.split(BEAM_PIPELINE_OPTIONS.value),
         **common,

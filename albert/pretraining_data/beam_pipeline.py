@@ -20,7 +20,6 @@ live on gs://, s3://, hdfs://, ...
       --spm_model_file=gs://B/spm.model --num_output_shards=1024
 """
 
-import hashlib
 import json
 from typing import Dict, Iterator, List, Sequence, Tuple
 
@@ -41,7 +40,8 @@ from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.block_generator import pass_groups
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from albert.text.tokenization import SentencePieceTokenizer
+from albert.text import tokenizers
+from albert.text.tokenizers import TokenizerFile
 from official.errors import InputError
 from official.io.tfrecord import TFRecordWriter
 
@@ -50,6 +50,16 @@ _STATS = "stats"
 
 def _open(path: str):
   return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+
+
+def _open_file(path: str, mode: str = "rb"):
+  """`open` for the tokenizer's file, through Beam's FileSystems (any
+  scheme); its errors (BeamIOError, IOError, by scheme) as OSError."""
+  del mode  # read, binary
+  try:
+    return _open(path)
+  except Exception as e:  # pylint: disable=broad-except
+    raise OSError(str(e)) from None
 
 
 def expand_inputs(patterns: str) -> List[Tuple[str, int]]:
@@ -70,25 +80,25 @@ def expand_inputs(patterns: str) -> List[Tuple[str, int]]:
 
 
 class _Tokenizing(beam.DoFn):
-  """A DoFn with the SentencePiece model loaded once per worker."""
+  """A DoFn with the tokenizer loaded once per worker."""
 
-  def __init__(self, model_proto: bytes, config: PretrainingDataConfig):
+  def __init__(
+      self, tokenizer_file: TokenizerFile, config: PretrainingDataConfig
+  ):
     super().__init__()
-    self._model_proto = model_proto
+    self._tokenizer_file = tokenizer_file
     self._config = config
     self._tokenizer = None
 
   def setup(self):
-    self._tokenizer = SentencePieceTokenizer(
-        self._model_proto, self._config.do_lower_case
-    )
+    self._tokenizer = self._tokenizer_file.build(self._config.do_lower_case)
 
 
 class _SamplePool(_Tokenizing):
   """block -> its share of the random-document pool."""
 
-  def __init__(self, model_proto, config, num_blocks: int):
-    super().__init__(model_proto, config)
+  def __init__(self, tokenizer_file, config, num_blocks: int):
+    super().__init__(tokenizer_file, config)
     self._num_blocks = num_blocks
 
   def process(self, block: corpus_reader.Block) -> Iterator:
@@ -107,8 +117,8 @@ class _GenerateBlock(_Tokenizing):
   the local pipeline does; the counts go to the "stats" output.
   """
 
-  def __init__(self, model_proto, config, num_shards: int):
-    super().__init__(model_proto, config)
+  def __init__(self, tokenizer_file, config, num_shards: int):
+    super().__init__(tokenizer_file, config)
     self._num_shards = num_shards
 
   def process(self, unit: Tuple, pool=None) -> Iterator:
@@ -205,7 +215,7 @@ def build_pipeline(
     pipeline: beam.Pipeline,
     *,
     blocks: Sequence,
-    model_proto: bytes,
+    tokenizer_file: TokenizerFile,
     config: PretrainingDataConfig,
     output_file: str,
     num_output_shards: int,
@@ -228,7 +238,7 @@ def build_pipeline(
         | "Blocks" >> beam.Create(list(blocks))
         | "SpreadBlocks" >> beam.Reshuffle()
         | "SamplePool"
-        >> beam.ParDo(_SamplePool(model_proto, config, len(blocks)))
+        >> beam.ParDo(_SamplePool(tokenizer_file, config, len(blocks)))
         | "GatherPool" >> beam.combiners.ToList()
         | "MergePool" >> beam.Map(document_pool.merge)
     )
@@ -246,7 +256,8 @@ def build_pipeline(
       | "Spread" >> beam.Reshuffle()
       | "Generate"
       >> beam.ParDo(
-          _GenerateBlock(model_proto, config, num_output_shards), pool=pool
+          _GenerateBlock(tokenizer_file, config, num_output_shards),
+          pool=pool,
       ).with_outputs(_STATS, main="examples")
   )
   every_shard = pipeline | "Shards" >> beam.Create(
@@ -272,8 +283,9 @@ def run(
     *,
     input_file: str,
     output_file: str,
-    spm_model_file: str,
     config: PretrainingDataConfig,
+    spm_model_file: str = None,
+    vocab_file: str = None,
     num_output_shards: int = 1,
     gzip: bool = False,
     manifest_file: str = None,
@@ -283,20 +295,10 @@ def run(
   """Runs the pipeline to completion. Raises InputError for bad input."""
   if num_output_shards < 1:
     raise InputError(f"num_output_shards={num_output_shards} must be >= 1")
-  try:
-    with FileSystems.open(
-        spm_model_file, compression_type=CompressionTypes.UNCOMPRESSED
-    ) as f:
-      model_proto = f.read()
-  except Exception as e:  # Beam raises BeamIOError / IOError by scheme.
-    raise InputError(
-        f"cannot read SentencePiece model {spm_model_file}: {e}"
-    ) from None
-  tokenizer = SentencePieceTokenizer(
-      model_proto,
-      config.do_lower_case,
-      name=f"SentencePiece model {spm_model_file}",
+  tokenizer_file = tokenizers.read_file(
+      spm_model_file, vocab_file, opener=_open_file
   )
+  tokenizer = tokenizer_file.build(config.do_lower_case)
   inputs = expand_inputs(input_file)
   blocks = corpus_reader.plan_blocks(inputs, config.block_bytes)
   out_dir = FileSystems.split(output_file.split(",")[0].strip())[0]
@@ -304,9 +306,7 @@ def run(
   base = dict(
       config=config,
       inputs=inputs,
-      model_path=spm_model_file,
-      model_sha256=hashlib.sha256(model_proto).hexdigest(),
-      vocab_size=tokenizer.vocab_size,
+      tokenizer=tokenizer_file.describe(tokenizer),
       compression="GZIP" if gzip else "",
   )
   if runner.lower() in ("direct", "directrunner"):
@@ -318,7 +318,7 @@ def run(
     build_pipeline(
         pipeline,
         blocks=blocks,
-        model_proto=model_proto,
+        tokenizer_file=tokenizer_file,
         config=config,
         output_file=output_file,
         num_output_shards=num_output_shards,

@@ -32,8 +32,7 @@ from albert.pretraining_data.document_pool import DocumentPool
 from albert.pretraining_data.instances import Document, Instance
 from albert.pretraining_data.instances import InstanceBuilder
 from albert.pretraining_data.masking import NgramMasker
-from albert.text.tokenization import preprocess_text
-from albert.text.tokenization import SentencePieceTokenizer
+from albert.text.tokenizers import Tokenizer
 
 # Purposes of the per-block generators (domain separation of the seeds; 2
 # was a per-pass order, 4 is document_pool's sample).
@@ -86,7 +85,7 @@ class BlockStats:
 
 
 def tokenize_documents(
-    raw_documents: Iterable[List[str]], tokenizer: SentencePieceTokenizer
+    raw_documents: Iterable[List[str]], tokenizer: Tokenizer
 ) -> List[Document]:
   """Normalises and encodes documents; drops lines and documents left empty.
 
@@ -96,7 +95,7 @@ def tokenize_documents(
   for raw in raw_documents:
     new_doc = True
     for line in raw:
-      text = preprocess_text(line, tokenizer.lower)
+      text = tokenizer.normalize(line)
       if not text:
         new_doc = True
         continue
@@ -127,9 +126,7 @@ def _document(segments: List[List[int]]) -> Document:
 class ExampleEncoder:
   """Instance -> masked, padded, serialized Example."""
 
-  def __init__(
-      self, config: PretrainingDataConfig, tokenizer: SentencePieceTokenizer
-  ):
+  def __init__(self, config: PretrainingDataConfig, tokenizer: Tokenizer):
     self._config = config
     self._tokenizer = tokenizer
     self.masker = NgramMasker(
@@ -214,7 +211,7 @@ def pass_groups(
 
 def block_documents(
     block: corpus_reader.Block,
-    tokenizer: SentencePieceTokenizer,
+    tokenizer: Tokenizer,
     config: PretrainingDataConfig,
     opener: Optional[Callable] = None,
 ) -> List[Document]:
@@ -229,7 +226,7 @@ def block_documents(
 
 def generate_block(
     block: corpus_reader.Block,
-    tokenizer: SentencePieceTokenizer,
+    tokenizer: Tokenizer,
     config: PretrainingDataConfig,
     stats: BlockStats,
     passes: Optional[range] = None,

@@ -10,7 +10,7 @@ from albert import features
 from albert.pretraining_data.data_config import PretrainingDataConfig
 
 FORMAT = "albert_pretraining_tfrecord"
-VERSION = 1
+VERSION = 2  # 2: "tokenizer" (SentencePiece or WordPiece)
 
 
 def feature_schema(config: PretrainingDataConfig) -> List[Dict[str, Any]]:
@@ -31,9 +31,7 @@ def build_manifest(
     *,
     config: PretrainingDataConfig,
     inputs: Sequence[Tuple[str, int]],
-    model_path: str,
-    model_sha256: str,
-    vocab_size: int,
+    tokenizer: Dict[str, Any],
     compression: str,
     totals: Dict[str, int],
     shards: Sequence[Dict[str, Any]],
@@ -44,14 +42,16 @@ def build_manifest(
   Args:
     config: the generation options (recorded under "flags").
     inputs: (path, bytes) of every input file.
-    model_path, model_sha256, vocab_size: the SentencePiece model.
+    tokenizer: `TokenizerFile.describe`: kind ("sentencepiece" or
+      "wordpiece"), path, sha256, vocab_size. SentencePiece data also keep
+      it as "spm_model" (path, sha256, vocab_size), as version 1 did.
     compression: "" or "GZIP" (the tf.data compression_type to read with).
     totals: summed `BlockStats` counts.
     shards: per shard {"file", "num_examples", "num_tokens"}.
     mixing: global_shuffle.mixing_summary of the shards.
   """
   examples = totals.get("examples", 0)
-  return {
+  manifest = {
       "format": FORMAT,
       "version": VERSION,
       "num_examples": examples,
@@ -64,13 +64,14 @@ def build_manifest(
       ),
       "compression": compression,
       "flags": config.to_dict(),
-      "spm_model": {
-          "path": model_path,
-          "sha256": model_sha256,
-          "vocab_size": vocab_size,
-      },
+      "tokenizer": dict(tokenizer),
       "inputs": [{"path": p, "bytes": b} for p, b in inputs],
       "features": feature_schema(config),
       "shards": list(shards),
       "mixing": dict(mixing),
   }
+  if tokenizer["kind"] == "sentencepiece":
+    manifest["spm_model"] = {
+        k: tokenizer[k] for k in ("path", "sha256", "vocab_size")
+    }
+  return manifest

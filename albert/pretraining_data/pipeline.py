@@ -23,6 +23,7 @@ leaves the previous output untouched, and bad input (found before or during
 the run) leaves no output at all.
 """
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -43,7 +44,8 @@ from official.errors import InputError
 from albert.pretraining_data.progress_reporter import ProgressReporter
 from albert.pretraining_data.staging import StagingDirectory
 from albert.pretraining_data import worker_pool
-from albert.text.tokenization import SentencePieceTokenizer
+from albert.text import tokenizers
+from albert.text.tokenizers import TokenizerFile
 
 
 def _fingerprint(inputs, paths, config, model_sha256, gzipped) -> str:
@@ -167,8 +169,10 @@ def create_pretraining_data(
     *,
     input_file: str,
     output_file: str,
-    spm_model_file: str,
     config: PretrainingDataConfig,
+    spm_model_file: Optional[str] = None,
+    vocab_file: Optional[str] = None,
+    tokenizer_file: Optional[TokenizerFile] = None,
     num_output_shards: int = 1,
     num_workers: Optional[int] = None,
     gzip: bool = False,
@@ -182,6 +186,9 @@ def create_pretraining_data(
     input_file: comma-separated files or globs.
     output_file: one name (with num_output_shards) or comma-separated names.
     spm_model_file: the SentencePiece model (needs [CLS], [SEP], [MASK]).
+    vocab_file: else a WordPiece vocab.txt (needs [UNK] too).
+    tokenizer_file: or either of them already read
+      (`albert.text.tokenizers.read_file`).
     config: the generation options.
     num_output_shards: number of output files for a single output name.
     num_workers: processes (default: all cores); does not change the output.
@@ -194,12 +201,10 @@ def create_pretraining_data(
   Raises:
     InputError: bad input, model or options; nothing is left behind.
   """
-  tokenizer = SentencePieceTokenizer.from_file(
-      spm_model_file, config.do_lower_case
-  )
-  with open(spm_model_file, "rb") as f:
-    model_proto = f.read()
-  model_sha256 = hashlib.sha256(model_proto).hexdigest()
+  if tokenizer_file is None:
+    tokenizer_file = tokenizers.read_file(spm_model_file, vocab_file)
+  tokenizer = tokenizer_file.build(config.do_lower_case)
+  model_sha256 = tokenizer_file.sha256
   job = _Job(
       input_file=input_file,
       output_file=output_file,
@@ -234,7 +239,7 @@ def create_pretraining_data(
       raise InputError(f"shuffle_memory_mb={shuffle_memory_mb} must be > 0")
     _generate(
         job,
-        model_proto,
+        tokenizer_file,
         num_workers or worker_pool.default_num_workers(),
         on_shard_done,
         max(1, int(shuffle_memory_mb * (1 << 20))),
@@ -244,7 +249,8 @@ def create_pretraining_data(
       raise InputError(
           f"no examples: the input has no document that gives a pair of "
           f"segments ({totals.documents} documents, {totals.input_tokens} "
-          "tokens); check the input format and --spm_model_file"
+          "tokens); check the input format and the tokenizer "
+          f"({tokenizer_file.what})"
       )
   except InputError:
     job.staging.remove()
@@ -255,9 +261,9 @@ def create_pretraining_data(
   manifest = manifest_lib.build_manifest(
       config=config,
       inputs=job.inputs,
-      model_path=os.path.abspath(spm_model_file),
-      model_sha256=model_sha256,
-      vocab_size=tokenizer.vocab_size,
+      tokenizer=dataclasses.replace(
+          tokenizer_file, path=os.path.abspath(tokenizer_file.path)
+      ).describe(tokenizer),
       compression="GZIP" if gzip else "",
       totals=totals.to_dict(),
       shards=shard_entries,
@@ -287,7 +293,7 @@ def _missing_directories(directories: Sequence[str]) -> List[str]:
 
 def _generate(
     job: _Job,
-    model_proto: bytes,
+    tokenizer_file: TokenizerFile,
     num_workers: int,
     on_shard_done,
     memory_bytes: int,
@@ -306,7 +312,7 @@ def _generate(
         list(
             worker_pool.run_units(
                 [(block, len(job.blocks)) for block in job.blocks],
-                model_proto,
+                tokenizer_file,
                 job.config,
                 num_workers,
                 work=worker_pool.sample_pool,
@@ -316,7 +322,7 @@ def _generate(
     pool.save(pool_path)
     logging.info("Random-document pool: %d documents", len(pool))
   for unit, stats in worker_pool.run_units(
-      tasks, model_proto, job.config, num_workers
+      tasks, tokenizer_file, job.config, num_workers
   ):
     job.unit_stats[unit] = stats
     progress.update(job.unit_bytes(unit), stats["documents"], stats["examples"])

@@ -1,5 +1,6 @@
 """The worker processes of `create_pretraining_data`: each holds the
-tokenizer and config (and the random-document pool, once loaded) and turns
+tokenizer (SentencePiece or WordPiece) and config (and the random-document
+pool, once loaded) and turns
 units of the corpus into record files in the staging directory, or samples
 its blocks' share of the pool. No TensorFlow in the workers.
 """
@@ -21,7 +22,7 @@ from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.staging import StagingDirectory
-from albert.text.tokenization import SentencePieceTokenizer
+from albert.text.tokenizers import TokenizerFile
 from official.benchmark.cpu_info import available_cores
 
 _worker_state = {}
@@ -59,13 +60,11 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _init_worker(
-    model_proto: bytes,
+    tokenizer_file: TokenizerFile,
     config: PretrainingDataConfig,
     parent_pid: Optional[int] = None,
 ) -> None:
-  _worker_state["tokenizer"] = SentencePieceTokenizer(
-      model_proto, config.do_lower_case
-  )
+  _worker_state["tokenizer"] = tokenizer_file.build(config.do_lower_case)
   _worker_state["config"] = config
   if parent_pid is not None:
     _die_with_parent(parent_pid)
@@ -111,7 +110,7 @@ def sample_pool(task) -> Tuple[int, document_pool.DocumentPool]:
 
 
 def run_units(
-    tasks, model_proto, config, num_workers, work=write_unit
+    tasks, tokenizer_file, config, num_workers, work=write_unit
 ) -> Iterator:
   """Yields work(task) for every task as they finish, in any order.
 
@@ -121,7 +120,7 @@ def run_units(
   if not tasks:
     return
   if num_workers <= 1 or len(tasks) == 1:
-    _init_worker(model_proto, config)
+    _init_worker(tokenizer_file, config)
     yield from map(work, tasks)
     return
   workers = min(num_workers, len(tasks))
@@ -131,7 +130,7 @@ def run_units(
       workers,
       mp_context=context,
       initializer=_init_worker,
-      initargs=(model_proto, config, os.getpid()),
+      initargs=(tokenizer_file, config, os.getpid()),
   ) as pool:
     running = {
         pool.submit(work, task) for task in itertools.islice(queue, 2 * workers)

@@ -87,6 +87,8 @@ class SentencePieceTokenizer:
       that is not a control, unknown or unused symbol.
   """
 
+  kind = "sentencepiece"
+
   def __init__(self, model_proto: bytes, lower: bool, name: str = "model"):
     """Loads a serialized model; raises InputError if it is unusable."""
     self.lower = lower
@@ -141,6 +143,10 @@ class SentencePieceTokenizer:
 
   def id_to_piece(self, i: int) -> str:
     return self._sp.id_to_piece(int(i))
+
+  def normalize(self, line: str) -> str:
+    """What the original does to a corpus line first: `preprocess_text`."""
+    return preprocess_text(line, self.lower)
 
   def encode_lines(self, lines: Sequence[str]) -> List[List[int]]:
     """Token ids of already normalised, non-empty lines (may be empty)."""
