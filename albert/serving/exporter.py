@@ -50,7 +50,7 @@ def export(
         f"={pretrainer.encoder.config.max_position_embeddings}"
     )
   preprocessor = AlbertPreprocessor(spm_model_file, seq_length, do_lower_case)
-  vocab = int(preprocessor.tokenizer.vocab_size())
+  vocab = preprocessor.vocab_size
   if vocab != pretrainer.encoder.config.vocab_size:
     raise ValueError(
         f"{spm_model_file} has {vocab} pieces but the model's "

@@ -23,9 +23,8 @@ from typing import Dict, List, Sequence
 
 import tensorflow as tf
 
-from albert.serving.preprocessor import AlbertPreprocessor
+from albert.serving.preprocessor import Preprocessor
 
-SPACE_MARK = "\u2581"
 MAX_SEGMENTS = 2
 
 
@@ -38,7 +37,7 @@ class HubPreprocessingModule(tf.Module):
 
   def __init__(
       self,
-      preprocessor: AlbertPreprocessor,
+      preprocessor: Preprocessor,
       name: str = "albert_hub_preprocessing",
   ):
     super().__init__(name=name)
@@ -92,7 +91,7 @@ class HubPreprocessingModule(tf.Module):
 class _Tokenize(tf.Module):
   """`tokenize`: callable on strings [B], with `get_special_tokens_dict`."""
 
-  def __init__(self, preprocessor: AlbertPreprocessor):
+  def __init__(self, preprocessor: Preprocessor):
     super().__init__(name="tokenize")
     self._preprocessor = preprocessor
     self.__call__ = tf.function(
@@ -104,10 +103,8 @@ class _Tokenize(tf.Module):
     """strings [B] -> int32 ragged [B, (words), (pieces)]."""
     ids = self._preprocessor.tokenize(text)  # [B, (tokens)]
     flat = ids.flat_values
-    marked = tf.strings.regex_full_match(
-        self._preprocessor.tokenizer.id_to_string(flat), SPACE_MARK + ".*"
-    )
-    # Each text's first piece starts a word even without the mark.
+    marked = self._preprocessor.word_starts(flat)
+    # Each text's first piece starts a word even without a word-start mark.
     rows = ids.value_rowids()
     position = tf.range(tf.size(flat, tf.int64)) - tf.gather(
         ids.row_starts(), rows
@@ -129,7 +126,7 @@ class _Tokenize(tf.Module):
     BERT preprocessors give them."""
     p = self._preprocessor
     ids = {
-        "vocab_size": p.tokenizer.vocab_size(),
+        "vocab_size": p.vocab_size,
         "start_of_sequence_id": p.cls_id,
         "end_of_segment_id": p.sep_id,
         "padding_id": p.pad_id,

@@ -38,8 +38,134 @@ def _code_point_class(predicate) -> str:
   return "[" + "".join(parts) + "]"
 
 
-class AlbertPreprocessor(tf.Module):
-  """Tokenises and packs text as ALBERT's encoder expects.
+class Preprocessor(tf.Module):
+  """Packs tokenized text as ALBERT's encoder expects; the tokenizer is the
+  subclass's (`AlbertPreprocessor`: SentencePiece; `WordPiecePreprocessor`:
+  a vocab.txt).
+
+  A subclass sets `cls_id`, `sep_id`, `mask_id`, `pad_id`, `vocab_size`
+  and provides `tokenize`, `word_starts` and `piece_char_spans`.
+
+  Args:
+    seq_length: length of the packed inputs; longer input is truncated
+      (round-robin between the two segments of a pair).
+    do_lower_case: lower-case before tokenizing (as the data tool did).
+  """
+
+  def __init__(self, seq_length: int, do_lower_case: bool, name: str):
+    super().__init__(name=name)
+    if seq_length < 3:
+      raise ValueError(
+          f"seq_length={seq_length} must be >= 3 ([CLS] x [SEP] [SEP])"
+      )
+    self.seq_length = seq_length
+    self.do_lower_case = do_lower_case
+
+  def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """string [B] -> int32 ragged [B, (tokens)] ids."""
+    raise NotImplementedError
+
+  def word_starts(self, ids: tf.Tensor) -> tf.Tensor:
+    """int32 ids [N] -> bool [N]: the piece starts a word."""
+    raise NotImplementedError
+
+  def tokenize_with_masks(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """Like `tokenize`, but each literal "[MASK]" becomes the [MASK] id."""
+    parts = tf.strings.split(text, sep="[MASK]")  # [B, (parts)]
+    tokens = self.tokenize(parts.flat_values)
+    # Every part gets a trailing [MASK]; the one after each text's last part
+    # is then dropped.
+    masks = tf.fill([tokens.nrows(), 1], self.mask_id)
+    tokens = tf.concat([tokens, masks], axis=1)  # [parts, (tokens) + 1]
+    merged = parts.with_flat_values(tokens).merge_dims(1, 2)  # [B, (tokens)]
+    return merged[:, :-1]
+
+  def pack(
+      self, segments: List[tf.RaggedTensor], seq_length=None
+  ) -> Dict[str, tf.Tensor]:
+    """[CLS] A [SEP] (B [SEP]), trimmed round-robin and padded to
+    `seq_length` (an int or int32 scalar tensor; default `self.seq_length`).
+
+    Returns:
+      int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
+    """
+    if seq_length is None:
+      seq_length = self.seq_length
+    budget = seq_length - 1 - len(segments)
+    trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
+    return self.pack_trimmed(trimmed, seq_length)
+
+  def pack_trimmed(
+      self, segments: List[tf.RaggedTensor], seq_length=None
+  ) -> Dict[str, tf.Tensor]:
+    """`pack` for segments already trimmed to fit (tasks with their own rule).
+
+    Returns:
+      int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
+    """
+    if seq_length is None:
+      seq_length = self.seq_length
+    ids, type_ids = tf_text.combine_segments(
+        segments,
+        start_of_sequence_id=self.cls_id,
+        end_of_segment_id=self.sep_id,
+    )
+    word_ids, mask = tf_text.pad_model_inputs(
+        ids, seq_length, pad_value=self.pad_id
+    )
+    type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
+    return {
+        "input_word_ids": tf.cast(word_ids, tf.int32),
+        "input_mask": tf.cast(mask, tf.int32),
+        "input_type_ids": tf.cast(type_ids, tf.int32),
+    }
+
+  @staticmethod
+  def check_same_batch(**inputs: tf.Tensor) -> None:
+    """Fails (InvalidArgumentError) unless every input has the same batch size.
+
+    Signatures take their inputs as separate [B, ...] tensors; without this
+    check unequal ones crash inside TF-Text or silently drop examples.
+    """
+    (first, tensor), *rest = inputs.items()
+    for name, other in rest:
+      tf.debugging.assert_equal(
+          tf.shape(other)[0],
+          tf.shape(tensor)[0],
+          message=f"{first} and {name} must hold the same number of examples",
+      )
+
+  def __call__(
+      self, text: tf.Tensor, second: Optional[tf.Tensor] = None
+  ) -> Dict[str, tf.Tensor]:
+    """One or two string [B] segments -> packed encoder inputs."""
+    segments = [self.tokenize(text)]
+    if second is not None:
+      self.check_same_batch(first=text, second=second)
+      segments.append(self.tokenize(second))
+    return self.pack(segments)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def preprocess(self, text):
+    """Signature `serving_default`: one segment per example."""
+    return self(text)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
+  def preprocess_pair(self, first, second):
+    """Signature `pair`: two segments per example."""
+    return self(first, second)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def tokenize_text(self, text):
+    """Ragged token ids (a SavedModel function, not a signature)."""
+    return self.tokenize(text)
+
+  def signatures(self):
+    return {"serving_default": self.preprocess, "pair": self.preprocess_pair}
+
+
+class AlbertPreprocessor(Preprocessor):
+  """Tokenises text with a SentencePiece model and packs it.
 
   Args:
     spm_model_file: the SentencePiece model (with [CLS], [SEP], [MASK]).
@@ -55,16 +181,10 @@ class AlbertPreprocessor(tf.Module):
       do_lower_case: bool = True,
       name: str = "albert_preprocessor",
   ):
-    super().__init__(name=name)
-    if seq_length < 3:
-      raise ValueError(
-          f"seq_length={seq_length} must be >= 3 ([CLS] x [SEP] [SEP])"
-      )
+    super().__init__(seq_length, do_lower_case, name)
     self.spm_model = tf.saved_model.Asset(spm_model_file)
     with open(spm_model_file, "rb") as f:
       model_proto = f.read()
-    self.seq_length = seq_length
-    self.do_lower_case = do_lower_case
     self.tokenizer = tf_text.SentencepieceTokenizer(
         model=model_proto, out_type=tf.int32
     )
@@ -83,6 +203,7 @@ class AlbertPreprocessor(tf.Module):
     self._combining = _code_point_class(lambda c: unicodedata.combining(c) != 0)
     self._digit_comma = ".*" + _code_point_class(str.isdigit) + ","
     self.comma_id = int(self.tokenizer.string_to_id(",").numpy())
+    self.vocab_size = int(self.tokenizer.vocab_size().numpy())
 
   def normalize(self, text: tf.Tensor) -> tf.Tensor:
     """string [B] -> normalised string [B] (steps 1-4 of the module doc)."""
@@ -97,6 +218,12 @@ class AlbertPreprocessor(tf.Module):
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string [B] -> int32 ragged [B, (tokens)] SentencePiece ids."""
     return self._encode(self.normalize(text))
+
+  def word_starts(self, ids: tf.Tensor) -> tf.Tensor:
+    """A piece with SentencePiece's space mark starts a word."""
+    return tf.strings.regex_full_match(
+        self.tokenizer.id_to_string(ids), "\u2581.*"
+    )
 
   def piece_char_spans(self, words: tf.Tensor, pieces: tf.RaggedTensor):
     """Where each piece of `pieces = tokenize(words)` lies in its word.
@@ -199,100 +326,6 @@ class AlbertPreprocessor(tf.Module):
         tf.range(tf.size(flat, tf.int64)),
     )
     return ids.with_flat_values(tf.gather(table, index)).merge_dims(1, 2)
-
-  def tokenize_with_masks(self, text: tf.Tensor) -> tf.RaggedTensor:
-    """Like `tokenize`, but each literal "[MASK]" becomes the [MASK] id."""
-    parts = tf.strings.split(text, sep="[MASK]")  # [B, (parts)]
-    tokens = self._encode(self.normalize(parts.flat_values))
-    # Every part gets a trailing [MASK]; the one after each text's last part
-    # is then dropped.
-    masks = tf.fill([tokens.nrows(), 1], self.mask_id)
-    tokens = tf.concat([tokens, masks], axis=1)  # [parts, (tokens) + 1]
-    merged = parts.with_flat_values(tokens).merge_dims(1, 2)  # [B, (tokens)]
-    return merged[:, :-1]
-
-  def pack(
-      self, segments: List[tf.RaggedTensor], seq_length=None
-  ) -> Dict[str, tf.Tensor]:
-    """[CLS] A [SEP] (B [SEP]), trimmed round-robin and padded to
-    `seq_length` (an int or int32 scalar tensor; default `self.seq_length`).
-
-    Returns:
-      int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
-    """
-    if seq_length is None:
-      seq_length = self.seq_length
-    budget = seq_length - 1 - len(segments)
-    trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
-    return self.pack_trimmed(trimmed, seq_length)
-
-  def pack_trimmed(
-      self, segments: List[tf.RaggedTensor], seq_length=None
-  ) -> Dict[str, tf.Tensor]:
-    """`pack` for segments already trimmed to fit (tasks with their own rule).
-
-    Returns:
-      int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
-    """
-    if seq_length is None:
-      seq_length = self.seq_length
-    ids, type_ids = tf_text.combine_segments(
-        segments,
-        start_of_sequence_id=self.cls_id,
-        end_of_segment_id=self.sep_id,
-    )
-    word_ids, mask = tf_text.pad_model_inputs(
-        ids, seq_length, pad_value=self.pad_id
-    )
-    type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
-    return {
-        "input_word_ids": tf.cast(word_ids, tf.int32),
-        "input_mask": tf.cast(mask, tf.int32),
-        "input_type_ids": tf.cast(type_ids, tf.int32),
-    }
-
-  @staticmethod
-  def check_same_batch(**inputs: tf.Tensor) -> None:
-    """Fails (InvalidArgumentError) unless every input has the same batch size.
-
-    Signatures take their inputs as separate [B, ...] tensors; without this
-    check unequal ones crash inside TF-Text or silently drop examples.
-    """
-    (first, tensor), *rest = inputs.items()
-    for name, other in rest:
-      tf.debugging.assert_equal(
-          tf.shape(other)[0],
-          tf.shape(tensor)[0],
-          message=f"{first} and {name} must hold the same number of examples",
-      )
-
-  def __call__(
-      self, text: tf.Tensor, second: Optional[tf.Tensor] = None
-  ) -> Dict[str, tf.Tensor]:
-    """One or two string [B] segments -> packed encoder inputs."""
-    segments = [self.tokenize(text)]
-    if second is not None:
-      self.check_same_batch(first=text, second=second)
-      segments.append(self.tokenize(second))
-    return self.pack(segments)
-
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-  def preprocess(self, text):
-    """Signature `serving_default`: one segment per example."""
-    return self(text)
-
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
-  def preprocess_pair(self, first, second):
-    """Signature `pair`: two segments per example."""
-    return self(first, second)
-
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-  def tokenize_text(self, text):
-    """Ragged SentencePiece ids (a SavedModel function, not a signature)."""
-    return self.tokenize(text)
-
-  def signatures(self):
-    return {"serving_default": self.preprocess, "pair": self.preprocess_pair}
 
 
 def _row_cumsum(values: tf.RaggedTensor) -> tf.RaggedTensor:
