@@ -5,6 +5,8 @@ r"""Exports a trained ALBERT as SavedModels for serving, or as ONNX.
       [--precision=float32|bfloat16]
   python -m albert.run_export --model_dir=runs/base --export_dir=exported \
       --format=onnx
+  python -m albert.run_export --model_dir=runs/zh --vocab_file=vocab.txt \
+      --export_dir=exported     # WordPiece (the Chinese ALBERTs)
 
 Writes, atomically (a temporary directory renamed when complete):
   EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm
@@ -26,6 +28,7 @@ from absl import flags
 from albert import cli
 from albert.serving import exporter
 from albert.serving import onnx_export
+from albert.text import tokenizers
 from albert import model_dir
 from official.errors import InputError
 from official.io import atomic_write
@@ -35,6 +38,12 @@ CHECKPOINT = flags.DEFINE_string(
     "checkpoint", None, "Checkpoint (default: latest in --model_dir)."
 )
 SPM = flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
+VOCAB = flags.DEFINE_string(
+    "vocab_file",
+    None,
+    "WordPiece vocab.txt (without --spm_model_file): the Chinese ALBERTs' "
+    "tokenizer.",
+)
 EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Output directory.")
 SEQ = flags.DEFINE_integer("seq_length", 128, "Packed input length.")
 LOWER = flags.DEFINE_bool("do_lower_case", True, "Lower-case input text.")
@@ -60,21 +69,28 @@ GIN_FILES = flags.DEFINE_multi_string(
 GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
 
 
+def _check_tokenizer_file() -> None:
+  """--spm_model_file, else --vocab_file: given and present."""
+  if tokenizers.choose(SPM.value, VOCAB.value) == tokenizers.SENTENCEPIECE:
+    flag, path, what = "--spm_model_file", SPM.value, "SentencePiece model"
+  else:
+    flag, path, what = "--vocab_file", VOCAB.value, "WordPiece vocabulary"
+  if "://" not in path and not os.path.isfile(path):
+    raise InputError(
+        f"{flag}={path} does not exist: give the {what} the data was made with"
+    )
+
+
 def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
   onnx = FORMAT.value == "onnx"
-  cli.require_flags(
-      MODEL_DIR.name, EXPORT_DIR.name, *([] if onnx else [SPM.name])
-  )
+  cli.require_flags(MODEL_DIR.name, EXPORT_DIR.name)
+  if not onnx:
+    _check_tokenizer_file()
   if onnx and PRECISION.value != "float32":
     raise InputError(
         f"--precision={PRECISION.value} applies to SavedModels; the ONNX "
         "export is float32"
-    )
-  if not onnx and "://" not in SPM.value and not os.path.isfile(SPM.value):
-    raise InputError(
-        f"--spm_model_file={SPM.value} does not exist: give the SentencePiece "
-        "model the data was made with"
     )
   if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
     raise InputError(
@@ -97,6 +113,7 @@ def main(argv: Sequence[str]) -> None:
   exporter.export(
       pretrainer,
       spm_model_file=SPM.value,
+      vocab_file=VOCAB.value,
       export_dir=EXPORT_DIR.value,
       seq_length=SEQ.value,
       do_lower_case=LOWER.value,

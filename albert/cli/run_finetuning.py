@@ -55,6 +55,12 @@ INIT_CHECKPOINT = flags.DEFINE_string(
 SPM_MODEL_FILE = flags.DEFINE_string(
     "spm_model_file", None, "The SentencePiece model of pretraining."
 )
+VOCAB_FILE = flags.DEFINE_string(
+    "vocab_file",
+    None,
+    "Without --spm_model_file: the WordPiece vocab.txt of pretraining (the "
+    "Chinese ALBERTs').",
+)
 DATA_DIR = flags.DEFINE_string(
     "data_dir", None, "The task's files, as downloaded."
 )
@@ -113,6 +119,7 @@ def main(argv: Sequence[str]) -> None:
       for name, flag in (
           ("data_dir", DATA_DIR),
           ("spm_model_file", SPM_MODEL_FILE),
+          ("vocab_file", VOCAB_FILE),
           ("cache_dir", CACHE_DIR),
       )
       if flag.value is not None

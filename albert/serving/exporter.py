@@ -4,7 +4,7 @@
 """
 
 import os
-from typing import Sequence
+from typing import Optional, Sequence
 
 from absl import logging
 import tensorflow as tf
@@ -14,7 +14,8 @@ from albert import configs
 from albert.modeling.config import AlbertConfig
 from albert.serving.hub_encoder_module import HubEncoderModule
 from albert.serving.hub_preprocessing_module import HubPreprocessingModule
-from albert.serving.preprocessor import AlbertPreprocessor
+from albert.serving.wordpiece_preprocessor import make_preprocessor
+from albert.text import tokenizers
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving.text_serving_module import TextServingModule
 from official.io import atomic_write
@@ -31,34 +32,45 @@ def config_from_gin(
 def export(
     pretrainer: AlbertPretrainer,
     *,
-    spm_model_file: str,
+    spm_model_file: Optional[str] = None,
+    vocab_file: Optional[str] = None,
     export_dir: str,
     seq_length: int = 128,
     do_lower_case: bool = True,
     top_k: int = 5,
 ) -> None:
-  """Writes the three SavedModels into `export_dir` (atomically)."""
+  """Writes the three SavedModels into `export_dir` (atomically); text is
+  tokenized with the SentencePiece model, else with the WordPiece vocab.txt
+  (as the original chooses)."""
   if os.path.exists(export_dir):
     raise ValueError(
         f"export_dir {export_dir} exists: choose a new one or remove it"
     )
-  if not os.path.isfile(spm_model_file):
-    raise ValueError(f"SentencePiece model {spm_model_file} not found")
+  kind = tokenizers.choose(spm_model_file, vocab_file)
+  path = spm_model_file if kind == tokenizers.SENTENCEPIECE else vocab_file
+  what = "SentencePiece model" if path == spm_model_file else "vocabulary"
+  if not os.path.isfile(path):
+    raise ValueError(f"{what} {path} not found")
   if seq_length > pretrainer.encoder.config.max_position_embeddings:
     raise ValueError(
         f"seq_length={seq_length} exceeds max_position_embeddings"
         f"={pretrainer.encoder.config.max_position_embeddings}"
     )
-  preprocessor = AlbertPreprocessor(spm_model_file, seq_length, do_lower_case)
+  preprocessor = make_preprocessor(
+      spm_model_file=spm_model_file,
+      vocab_file=vocab_file,
+      seq_length=seq_length,
+      do_lower_case=do_lower_case,
+  )
   vocab = preprocessor.vocab_size
   if vocab != pretrainer.encoder.config.vocab_size:
     raise ValueError(
-        f"{spm_model_file} has {vocab} pieces but the model's "
+        f"{what} {path} has {vocab} entries but the model's "
         f"vocab_size is {pretrainer.encoder.config.vocab_size}"
     )
   with atomic_write.atomic_directory(export_dir) as tmp:
     modules = {
-        "encoder": HubEncoderModule(pretrainer, spm_model_file, do_lower_case),
+        "encoder": HubEncoderModule(pretrainer, path, do_lower_case),
         "preprocessing": HubPreprocessingModule(preprocessor),
         "serving": TextServingModule(pretrainer, preprocessor, top_k=top_k),
     }

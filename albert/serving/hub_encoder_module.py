@@ -43,8 +43,9 @@ class HubEncoderModule(tf.Module):
     tokens(...) -> pooled_output, sequence_output.
     sop(...) -> pooled_output, sequence_output, sop_log_probs [B, 2]
       (log-softmax; index 0 = in order, 1 = swapped).
-    tokenization_info() -> vocab_file (the SentencePiece model, an asset of
-      this SavedModel), do_lower_case; only when `spm_model_file` is given.
+    tokenization_info() -> vocab_file (the SentencePiece model or the
+      WordPiece vocab.txt, an asset of this SavedModel), do_lower_case; only
+      when `tokenizer_file` is given.
   The original's `mlm` signature took `mlm_positions`; its masked-LM logits
   are served by the TF2 `mlm` signature above.
   """
@@ -58,7 +59,7 @@ class HubEncoderModule(tf.Module):
   def __init__(
       self,
       pretrainer: AlbertPretrainer,
-      spm_model_file: Optional[str] = None,
+      tokenizer_file: Optional[str] = None,
       do_lower_case: bool = True,
       name: str = "albert_encoder",
   ):
@@ -67,9 +68,9 @@ class HubEncoderModule(tf.Module):
     self.encoder = pretrainer.encoder
     self.do_lower_case = do_lower_case
     self.vocab_file = (
-        tf.saved_model.Asset(spm_model_file) if spm_model_file else None
+        tf.saved_model.Asset(tokenizer_file) if tokenizer_file else None
     )
-    if self.vocab_file is not None:  # a model without SentencePiece has none
+    if self.vocab_file is not None:  # a model without a tokenizer has none
       self.tokenization_info = tf.function(
           self._tokenization_info, input_signature=[]
       )

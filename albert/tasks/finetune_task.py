@@ -32,8 +32,10 @@ import tensorflow as tf
 
 from albert import warm_start
 from albert.modeling.config import AlbertConfig
-from albert.serving.preprocessor import AlbertPreprocessor
-from albert.text.tokenization import SentencePieceTokenizer
+from albert.serving.preprocessor import Preprocessor
+from albert.serving.wordpiece_preprocessor import make_preprocessor
+from albert.text import tokenizers
+from albert.text.tokenizers import Tokenizer
 from albert.tasks import feature_cache
 from official.core.progress import Progress
 from official.core.task import Task
@@ -48,7 +50,9 @@ class FinetuneTask(Task, abc.ABC):
   Args:
     data_dir: the task's files, in the layout its download has.
     spm_model_file: the SentencePiece model used in pretraining.
-    do_lower_case: lower-case text before SentencePiece (as pretraining did).
+    vocab_file: without `spm_model_file`, the WordPiece vocab.txt used in
+      pretraining (the Chinese ALBERTs), as the original chooses.
+    do_lower_case: lower-case text before tokenizing (as pretraining did).
     seq_length: packed input length (`max_seq_length` of the original).
     global_batch_size: examples per optimizer step over all replicas.
     eval_batch_size: examples per prediction batch.
@@ -77,6 +81,7 @@ class FinetuneTask(Task, abc.ABC):
       *,
       data_dir: Optional[str] = None,
       spm_model_file: Optional[str] = None,
+      vocab_file: Optional[str] = None,
       do_lower_case: bool = True,
       seq_length: int = 512,
       global_batch_size: int = 32,
@@ -109,6 +114,7 @@ class FinetuneTask(Task, abc.ABC):
     self.data_dir = data_dir
     self.init_checkpoint = init_checkpoint
     self.spm_model_file = spm_model_file
+    self.vocab_file = vocab_file
     self.do_lower_case = do_lower_case
     self.seq_length = seq_length
     self.global_batch_size = global_batch_size
@@ -182,9 +188,7 @@ class FinetuneTask(Task, abc.ABC):
     """Writes the split's prediction files (atomically); returns their paths."""
 
   @abc.abstractmethod
-  def serving_module(
-      self, model, preprocessor: AlbertPreprocessor
-  ) -> tf.Module:
+  def serving_module(self, model, preprocessor: Preprocessor) -> tf.Module:
     """A module with `signatures()` answering raw-text requests."""
 
   def model_dir_files(self) -> Dict[str, str]:
@@ -209,30 +213,39 @@ class FinetuneTask(Task, abc.ABC):
   # --- Provided ---------------------------------------------------------------
 
   @property
-  def tokenizer(self) -> SentencePieceTokenizer:
-    """The Python SentencePiece tokenizer (what the data tool used)."""
+  def tokenizer_file(self) -> str:
+    """The SentencePiece model, else the WordPiece vocabulary."""
+    return self.spm_model_file or self.vocab_file
+
+  @property
+  def tokenizer(self) -> Tokenizer:
+    """The Python tokenizer (what the data tool used)."""
     if self._tokenizer is None:
-      if not self.spm_model_file:
+      if not self.tokenizer_file:
         raise ValueError(
-            f"{self.name}: --spm_model_file is required (the "
-            "SentencePiece model of pretraining)"
+            f"{self.name}: --spm_model_file (the SentencePiece model of "
+            "pretraining) or --vocab_file (its WordPiece vocab.txt) is "
+            "required"
         )
-      self._tokenizer = SentencePieceTokenizer.from_file(
-          self.spm_model_file, lower=self.do_lower_case
+      self._tokenizer = tokenizers.load(
+          self.spm_model_file, self.vocab_file, lower=self.do_lower_case
       )
       if self._tokenizer.vocab_size != self.config.vocab_size:
         raise ValueError(
-            f"{self.spm_model_file} has {self._tokenizer.vocab_size} pieces "
+            f"{self.tokenizer_file} has {self._tokenizer.vocab_size} entries "
             f"but AlbertConfig.vocab_size is {self.config.vocab_size}; "
-            "pass the SentencePiece model the checkpoint was pretrained with"
+            "pass the vocabulary the checkpoint was pretrained with"
         )
     return self._tokenizer
 
-  def preprocessor(self) -> AlbertPreprocessor:
+  def preprocessor(self) -> Preprocessor:
     """The in-graph tokenizer for serving (same normalisation and pieces)."""
     _ = self.tokenizer  # checks that the model is given and fits the vocabulary
-    return AlbertPreprocessor(
-        self.spm_model_file, self.seq_length, self.do_lower_case
+    return make_preprocessor(
+        spm_model_file=self.spm_model_file,
+        vocab_file=self.vocab_file,
+        seq_length=self.seq_length,
+        do_lower_case=self.do_lower_case,
     )
 
   def pack(
@@ -276,7 +289,7 @@ class FinetuneTask(Task, abc.ABC):
       key = {
           "task": self.name,
           "split": self.train_split,
-          "spm_sha256": file_sha256(self.spm_model_file),
+          "spm_sha256": file_sha256(self.tokenizer_file),
           "do_lower_case": self.do_lower_case,
           "seq_length": self.seq_length,
           "options": self.feature_options(),

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from albert.features import RECORD_TO_MODEL
 from albert.modeling.classifier import AlbertClassifier
-from albert.serving.preprocessor import AlbertPreprocessor
+from albert.serving.preprocessor import Preprocessor
 from albert.tasks.classification_task import ClassificationTask
 from albert.tasks.finetune_task import packed_input_spec
 
@@ -125,7 +125,7 @@ class GlueServingModule(tf.Module):
   def __init__(
       self,
       model: AlbertClassifier,
-      preprocessor: AlbertPreprocessor,
+      preprocessor: Preprocessor,
       *,
       labels: Optional[Sequence[str]],
       pair: bool,

@@ -24,7 +24,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 import tf_keras
 
-from albert.serving.preprocessor import AlbertPreprocessor
+from albert.serving.preprocessor import Preprocessor
 from albert.tasks.own_data import conll as conll_data
 from albert.tasks.own_data import entity_metrics
 from albert.tasks.own_data import labels_file
@@ -310,7 +310,7 @@ class TokenClassificationServingModule(tf.Module):
   def __init__(
       self,
       model: AlbertTokenClassifier,
-      preprocessor: AlbertPreprocessor,
+      preprocessor: Preprocessor,
       *,
       labels: Sequence[str],
       name: str = "token_classification_serving",

@@ -17,7 +17,7 @@ import gin
 import numpy as np
 import tensorflow as tf
 
-from albert.serving.preprocessor import AlbertPreprocessor
+from albert.serving.preprocessor import Preprocessor
 from albert.tasks.race import data as race_data
 from albert.tasks.race import metrics as race_metrics
 from albert.tasks.classification_task import ClassificationTask
@@ -141,7 +141,7 @@ class RaceServingModule(tf.Module):
   def __init__(
       self,
       model: AlbertMultipleChoice,
-      preprocessor: AlbertPreprocessor,
+      preprocessor: Preprocessor,
       max_qa_length: int,
       name: str = "race_serving",
   ):

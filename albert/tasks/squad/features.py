@@ -28,7 +28,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from albert.text.tokenization import SentencePieceTokenizer
+from albert.text.tokenizers import Tokenizer
 from albert.tasks.finetune_task import pack_segments
 from albert.tasks.squad.data import SquadExample
 
@@ -121,7 +121,7 @@ class SquadFeaturizer:
 
   def __init__(
       self,
-      tokenizer: SentencePieceTokenizer,
+      tokenizer: Tokenizer,
       *,
       seq_length: int,
       doc_stride: int,

@@ -26,7 +26,7 @@ from typing import Dict
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert.serving.preprocessor import AlbertPreprocessor
+from albert.serving.preprocessor import Preprocessor
 from albert.tasks.squad.postprocess import NO_SPAN_ODDS
 
 _TEXT = tf.TensorSpec([None], tf.string)
@@ -53,7 +53,7 @@ class SquadServingModule(tf.Module):
   def __init__(
       self,
       model,
-      preprocessor: AlbertPreprocessor,
+      preprocessor: Preprocessor,
       *,
       max_query_length: int,
       max_answer_length: int,
