@@ -142,7 +142,8 @@ def find_damaged_record(file_pattern: str) -> Optional[str]:
 
 
 def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
-  """(manifest.json path, SentencePiece vocab_size) of the data's manifests.
+  """(manifest.json path, vocab_size, what its entries are: "SentencePiece
+  pieces" or "WordPiece entries") of the data's manifests.
 
   `tools/create_pretraining_data.py` writes `manifest.json` beside its
   shards; files without one (e.g. the original tool's) are skipped.
@@ -159,11 +160,16 @@ def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
         manifest = json.load(f)
       # "tokenizer" since version 2; version 1 (SentencePiece only) had
       # "spm_model".
-      size = manifest.get("tokenizer", manifest.get("spm_model"))["vocab_size"]
+      tokenizer = manifest.get("tokenizer", manifest.get("spm_model"))
+      size = tokenizer["vocab_size"]
+      kind = tokenizer.get("kind", "sentencepiece")
     except (ValueError, KeyError, TypeError) as e:
       logging.warning("%s: no vocabulary size in it (%s)", path, e)
       continue
-    found.append((path, int(size)))
+    what = (
+        "WordPiece entries" if kind == "wordpiece" else "SentencePiece pieces"
+    )
+    found.append((path, int(size), what))
   return found
 
 

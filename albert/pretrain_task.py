@@ -123,22 +123,23 @@ class PretrainTask(Task):
   def _check_vocabulary(self, name: str, pattern: str) -> None:
     """The data's SentencePiece size (manifest.json) against the model's."""
     model_size = self.config.vocab_size
-    for manifest, data_size in data.manifest_vocab_sizes(pattern):
+    for manifest, data_size, what in data.manifest_vocab_sizes(pattern):
       if data_size > model_size:
         raise InputError(
-            f"{manifest}: the data was made with {data_size} SentencePiece "
-            f"pieces but AlbertConfig.vocab_size={model_size}: set "
+            f"{manifest}: the data was made with {data_size} {what} but "
+            f"AlbertConfig.vocab_size={model_size}: set "
             f"AlbertConfig.vocab_size={data_size} or make the data with the "
-            "model's SentencePiece model"
+            "model's vocabulary"
         )
       if data_size < model_size:
         logging.warning(
-            "%s: the data was made with %d SentencePiece pieces but "
+            "%s: the data was made with %d %s but "
             "AlbertConfig.vocab_size=%d: %d embedding rows will never be "
-            "trained; was the data made with another SentencePiece model? "
+            "trained; was the data made with another vocabulary? "
             "(PretrainTask.%s)",
             manifest,
             data_size,
+            what,
             model_size,
             model_size - data_size,
             name,

@@ -286,7 +286,8 @@ def test_bad_inputs_fail_with_one_line(tmp_path, spm_model):
     )
   with pytest.raises(
       ValueError,
-      match="--spm_model_file \\(the SentencePiece model of pretraining\\) or --vocab_file",
+      match=r"--spm_model_file \(the SentencePiece model of pretraining\) or "
+      "--vocab_file",
   ):
     helpers.finetune(
         "train",
@@ -428,7 +429,8 @@ def test_serving_preprocessor_checks_the_sentencepiece_model(spm_model):
   )
   with pytest.raises(
       ValueError,
-      match="--spm_model_file \\(the SentencePiece model of pretraining\\) or --vocab_file",
+      match=r"--spm_model_file \(the SentencePiece model of pretraining\) or "
+      "--vocab_file",
   ):
     task.preprocessor()
   task = GlueTask(
