@@ -69,6 +69,11 @@ class Preprocessor(tf.Module):
     """int32 ids [N] -> bool [N]: the piece starts a word."""
     raise NotImplementedError
 
+  def surface(self, ids: tf.Tensor) -> tf.Tensor:
+    """int32 ids (any shape) -> their pieces' text, without the tokenizer's
+    word mark (SentencePiece's leading space mark, WordPiece's `##`)."""
+    raise NotImplementedError
+
   def tokenize_with_masks(self, text: tf.Tensor) -> tf.RaggedTensor:
     """Like `tokenize`, but each literal "[MASK]" becomes the [MASK] id."""
     parts = tf.strings.split(text, sep="[MASK]")  # [B, (parts)]
@@ -223,6 +228,11 @@ class AlbertPreprocessor(Preprocessor):
     """A piece with SentencePiece's space mark starts a word."""
     return tf.strings.regex_full_match(
         self.tokenizer.id_to_string(ids), "\u2581.*"
+    )
+
+  def surface(self, ids: tf.Tensor) -> tf.Tensor:
+    return tf.strings.regex_replace(
+        self.tokenizer.id_to_string(ids), "^\u2581", ""
     )
 
   def piece_char_spans(self, words: tf.Tensor, pieces: tf.RaggedTensor):

@@ -16,8 +16,8 @@ class TextServingModule(tf.Module):
       input_mask [B, T].
     fill_mask(text with literal "[MASK]"s) -> for each text's masks, in order,
       padded to the most masks in the batch: top_k_ids int32 [B, M, k],
-      top_k_tokens string [B, M, k] (SentencePiece pieces without the "▁"
-      word-start mark), top_k_scores float32 [B, M, k]
+      top_k_tokens string [B, M, k] (pieces without their word mark:
+      SentencePiece's "▁", WordPiece's "##"), top_k_scores float32 [B, M, k]
       (softmax probabilities), mask_positions int32 [B, M] (-1 = padding).
     sentence_order(first, second) -> in_order_probability [B] (the
       probability that `second` follows `first`), sentence_order_logits [B, 2].
@@ -70,8 +70,7 @@ class TextServingModule(tf.Module):
     scores, ids = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=self.top_k)
     keep = tf.cast(valid, tf.bool)[..., tf.newaxis]  # [B, M, 1]
     ids = tf.where(keep, ids, -1)
-    pieces = p.tokenizer.id_to_string(tf.maximum(ids, 0))
-    tokens = tf.strings.regex_replace(pieces, "^\u2581", "")  # word-start mark
+    tokens = p.surface(tf.maximum(ids, 0))  # without the word mark
     tokens = tf.where(keep, tokens, "")
     return {
         "top_k_ids": ids,

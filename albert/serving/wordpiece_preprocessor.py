@@ -73,6 +73,7 @@ class WordPiecePreprocessor(Preprocessor):
       self.pad_id = 0  # a vocabulary without [PAD]: padding is masked anyway
     self.vocab_size = python.vocab_size
     self.is_word_start = tf.constant(python.is_word_start, tf.bool)  # [V]
+    self.pieces = tf.constant(python.pieces)  # string [V]
     self._drop = _code_point_class(
         lambda c: ord(c) in (0, 0xFFFD) or wordpiece._is_control(c)
     )
@@ -112,6 +113,11 @@ class WordPiecePreprocessor(Preprocessor):
   def word_starts(self, ids: tf.Tensor) -> tf.Tensor:
     """A piece that does not begin with `##` starts a word."""
     return tf.gather(self.is_word_start, ids)
+
+  def surface(self, ids: tf.Tensor) -> tf.Tensor:
+    return tf.strings.regex_replace(
+        tf.gather(self.pieces, ids), "^" + wordpiece.CONTINUATION, ""
+    )
 
 
 def make_preprocessor(

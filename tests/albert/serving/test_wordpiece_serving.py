@@ -1,0 +1,90 @@
+"""WordPiece in the graph (albert/serving/wordpiece_preprocessor.py): the
+same ids as the Python tokenizer on the mixed test text and the Chinese
+corpus, TF Hub's `tokenize` / `bert_pack_inputs` over it, and the export."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert.modeling.encoder import AlbertEncoder
+from albert.modeling.pretrainer import AlbertPretrainer
+from albert.serving import exporter
+from albert.serving.hub_preprocessing_module import HubPreprocessingModule
+from albert.serving.wordpiece_preprocessor import WordPiecePreprocessor
+from albert.text import wordpiece
+from tests import helpers
+
+DATA = os.path.join(helpers.REPO, "tests", "testdata")
+CASES = {
+    "mixed": ("wordpiece/vocab.txt", "wordpiece/text.txt"),
+    "chinese": ("chinese/vocab.txt", "chinese/corpus.txt"),
+}
+
+
+def _lines(name):
+  with open(os.path.join(DATA, CASES[name][1]), encoding="utf-8") as f:
+    return f.read().replace("\\x00", "\x00").splitlines()
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_graph_ids_equal_the_python_ids(name, lower):
+  vocab = os.path.join(DATA, CASES[name][0])
+  graph = WordPiecePreprocessor(vocab, 64, lower)
+  python = wordpiece.WordPieceTokenizer.from_file(vocab, lower)
+  lines = _lines(name)
+  ids = graph.tokenize(tf.constant(lines)).to_list()
+  for line, row in zip(lines, ids):
+    assert row == python.tokenize(line), line
+  # A word over 200 characters is one [UNK], as in the original.
+  long = graph.tokenize(tf.constant(["a" * 201 + " 手"])).to_list()[0]
+  assert long == [python.unk_id, python.piece_to_id("手")]
+
+
+def test_hub_tokenize_and_pack_group_words_by_the_continuation_rule():
+  vocab = os.path.join(DATA, "wordpiece", "vocab.txt")
+  preprocessor = WordPiecePreprocessor(vocab, 16, True)
+  python = wordpiece.WordPieceTokenizer.from_file(vocab, True)
+  hub = HubPreprocessingModule(preprocessor)
+  words = hub.tokenize.__call__(tf.constant(["Istanbul 每个手册"]))
+  words = words.to_list()[0]
+  pieces = [[python.id_to_piece(i) for i in word] for word in words]
+  assert pieces == [["ist", "##an", "##bul"], ["每"], ["个"], ["手"], ["册"]]
+  special = hub.tokenize.get_special_tokens_dict()
+  assert int(special["vocab_size"]) == python.vocab_size
+  assert int(special["mask_id"]) == python.mask_id
+  packed = hub.bert_pack_inputs.__call__(
+      [hub.tokenize.__call__(tf.constant(["Istanbul 每个手册"]))]
+  )
+  assert packed["input_word_ids"].numpy()[0, 0] == python.cls_id
+
+
+@pytest.mark.slow
+def test_export_with_a_vocab_file_serves_raw_text(tmp_path):
+  vocab = os.path.join(DATA, "chinese", "vocab.txt")
+  config = helpers.tiny_config(vocab_size=1448, max_position_embeddings=32)
+  pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
+  pretrainer(pretrainer.dummy_inputs())
+  out = str(tmp_path / "export")
+  exporter.export(pretrainer, vocab_file=vocab, export_dir=out, seq_length=32)
+  text = _lines("chinese")[:3]
+  python = wordpiece.WordPieceTokenizer.from_file(vocab, True)
+  loaded = tf.saved_model.load(os.path.join(out, "preprocessing"))
+  packed = loaded.signatures["serving_default"](text=tf.constant(text))
+  for row, line in zip(packed["input_word_ids"].numpy(), text):
+    ids = [python.cls_id] + python.tokenize(line)[: 32 - 2] + [python.sep_id]
+    np.testing.assert_array_equal(row[: len(ids)], ids)
+  encoder = tf.saved_model.load(os.path.join(out, "encoder"))
+  info = encoder.signatures["tokenization_info"]()
+  assert info["vocab_file"].numpy().decode().endswith("vocab.txt")
+  # A vocabulary of another size than the model's: refused, nothing written.
+  with pytest.raises(ValueError, match="has 159 entries but the model's"):
+    exporter.export(
+        pretrainer,
+        vocab_file=os.path.join(DATA, "wordpiece", "vocab.txt"),
+        export_dir=str(tmp_path / "other"),
+        seq_length=32,
+    )
+  assert not (tmp_path / "other").exists()
