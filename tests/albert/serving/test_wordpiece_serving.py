@@ -88,3 +88,26 @@ def test_export_with_a_vocab_file_serves_raw_text(tmp_path):
         seq_length=32,
     )
   assert not (tmp_path / "other").exists()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_graph_piece_spans_equal_the_python_spans(name):
+  vocab = os.path.join(DATA, CASES[name][0])
+  graph = WordPiecePreprocessor(vocab, 64, True)
+  python = wordpiece.WordPieceTokenizer.from_file(vocab, True)
+  words = [w for line in _lines(name) for w in line.split()]
+  pieces = graph.tokenize(tf.constant(words))
+  start, end = graph.piece_char_spans(tf.constant(words), pieces)
+  checked = 0
+  for word, ids, a, b in zip(
+      words, pieces.to_list(), start.to_list(), end.to_list()
+  ):
+    expected = python.piece_char_spans(word, ids)
+    if name == "mixed" and "Σ" in word:
+      # Lower-casing "ΟΔΟΣ" letter by letter gives σ where the whole word
+      # gives ς: the graph gives the whole word, Python its basic token.
+      assert list(zip(a, b)) == [(0, len(word))] * len(ids)
+      continue
+    assert list(zip(a, b)) == expected, word
+    checked += len(ids)
+  assert checked > (1000 if name == "chinese" else 50)

@@ -3,6 +3,7 @@ path (`SquadTask.featurize` + `SquadPostprocessor`): the same answers from the
 same model on contexts that need several doc-stride windows."""
 
 import json
+import os
 import random
 import re
 
@@ -11,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from albert.tasks.squad.task import SquadTask
+from tests import helpers
 from tests.albert.tasks.finetune_helpers import TINY
 
 SPACES = (" ", " ", " ", "  ", "\t", "\n", " \r\n", "\u202f")
@@ -123,3 +125,65 @@ def test_served_answers_equal_the_python_predictions(
         rtol=1e-4,
         atol=1e-4,
     )
+
+
+@pytest.mark.slow
+def test_wordpiece_chinese_answers_are_character_exact(tmp_path):
+  # Chinese contexts have no spaces: a SQuAD "word" is a whole sentence,
+  # and the answer's characters come from the pieces' character spans in
+  # it (WordPiecePreprocessor.piece_char_spans in the graph,
+  # WordPieceTokenizer.piece_char_spans in Python).
+  chinese = os.path.join(helpers.REPO, "tests", "testdata", "chinese")
+  with open(os.path.join(chinese, "corpus.txt"), encoding="utf-8") as f:
+    sentences = [l.strip() for l in f if re.search("[\u4e00-\u9fff]", l)]
+  rng = random.Random(5)
+  contexts = [
+      "".join(rng.sample(sentences, rng.randint(1, 3))) for _ in range(8)
+  ]
+  questions = [rng.choice(sentences)[:8] for _ in contexts]
+  data = {
+      "version": "1.1",
+      "data": [
+          {
+              "title": "t",
+              "paragraphs": [
+                  {
+                      "context": c,
+                      "qas": [{"id": f"q{k}", "question": q, "answers": []}],
+                  }
+                  for k, (q, c) in enumerate(zip(questions, contexts))
+              ],
+          }
+      ],
+  }
+  (tmp_path / "dev-v1.1.json").write_text(json.dumps(data, ensure_ascii=False))
+  tf.random.set_seed(1)
+  task = SquadTask(
+      data_dir=str(tmp_path),
+      vocab_file=os.path.join(chinese, "vocab.txt"),
+      version="1.1",
+      seq_length=48,
+      doc_stride=16,
+      max_query_length=8,
+      n_best_size=64,
+      max_answer_length=6,
+      model_config=TINY.replace(vocab_size=1448),
+  )
+  model = task.build_model()
+  for weight in model.span_head.weights:
+    if "kernel" in weight.name:
+      weight.assign(weight * 40.0)
+  examples, features, outputs = task.predict(model, "dev")
+  task.write_predictions("dev", examples, features, outputs, str(tmp_path))
+  with open(tmp_path / "predictions.json", encoding="utf-8") as f:
+    predictions = json.load(f)
+  module = task.serving_module(model, task.preprocessor())
+  served = module.serve(tf.constant(questions), tf.constant(contexts))
+  answers = [a.decode() for a in served["answer"].numpy()]
+  assert answers == [predictions[f"q{k}"] for k in range(len(questions))]
+  inside = 0
+  for k, answer in enumerate(answers):
+    start, end = int(served["start_char"][k]), int(served["end_char"][k])
+    assert answer and contexts[k][start:end] == answer
+    inside += start > 0 and end < len(contexts[k])
+  assert inside  # spans start and end inside the one "word" of a sentence
