@@ -11,6 +11,7 @@ into place only when complete: a failed conversion leaves nothing behind.
 """
 
 import contextlib
+import glob
 import os
 import shutil
 import tempfile
@@ -60,8 +61,9 @@ def from_original(
     The checkpoint prefix written (`OUTPUT_DIR/ckpt-N`, N = global_step).
   """
   check_output_dir(output_dir)
-  config = read_original_config(albert_config, checkpoint)
   tensors, prefix = original_checkpoint.read_checkpoint(checkpoint)
+  original_names.check_layout(tensors, prefix)
+  config = read_original_config(albert_config, checkpoint)
   step = tensors.pop(original_names.GLOBAL_STEP, None)
   slots = {
       suffix: {n: tensors.pop(n) for n in sorted(tensors) if n.endswith(suffix)}
@@ -91,7 +93,22 @@ def from_original(
         optimizer=optimizer,
         step=0 if step is None else int(step),
     )
+    copy_tokenizer_files(os.path.dirname(prefix), staging)
   return os.path.join(output_dir, os.path.basename(path))
+
+
+# What released tarballs keep beside the checkpoint: the English models'
+# SentencePiece model, the Chinese models' WordPiece vocabulary.
+TOKENIZER_FILES = ("*.model", "vocab*.txt")
+
+
+def copy_tokenizer_files(folder: str, output_dir: str) -> None:
+  """Copies the tokenizer files beside a released checkpoint along, for
+  fine-tuning and export (`--spm_model_file` / `--vocab_file`)."""
+  for pattern in TOKENIZER_FILES:
+    for path in sorted(glob.glob(os.path.join(glob.escape(folder), pattern))):
+      shutil.copy(path, os.path.join(output_dir, os.path.basename(path)))
+      logging.info("Copied %s", path)
 
 
 def from_huggingface(*, checkpoint: str, output_dir: str) -> str:

@@ -99,6 +99,33 @@ _HEADS = {
 }
 
 
+# brightmart/albert_zh's own models (not its `*_google` ones, which use the
+# original's code and names): its `modeling.py` projects the word embeddings
+# to H (`word_embeddings_2`, no bias) before adding position and token-type
+# tables of width H and normalising in H, where ALBERT adds them in E,
+# normalises in E and projects after (with a bias); its layers are
+# `layer_shared` (or `layer_N`), and its xlarge / xxlarge are pre-LN.
+_BRIGHTMART_MARKERS = (
+    "bert/embeddings/word_embeddings_2",
+    "bert/encoder/layer_shared/",
+)
+
+
+def check_layout(names, source: str) -> None:
+  """Refuses, in one line, checkpoints of other ALBERT implementations whose
+  computation ours cannot reproduce (brightmart/albert_zh's own)."""
+  if any(n.startswith(_BRIGHTMART_MARKERS) for n in names):
+    raise ConversionError(
+        f"{source} is a brightmart/albert_zh model of its own layout "
+        "(bert/embeddings/word_embeddings_2, bert/encoder/layer_shared): it "
+        "projects the word embeddings to the hidden size before adding "
+        "position and token-type embeddings of that size and has no "
+        "projection bias (its xlarge / xxlarge are also pre-LN), which "
+        "ALBERT does not compute; its *_google_zh models (the original's "
+        "names) convert with --from=original"
+    )
+
+
 def check_config(config: AlbertConfig, what: str) -> None:
   """Fails unless the original code can hold the model of `config`.
 

@@ -335,3 +335,58 @@ def test_to_original_refuses_what_the_original_cannot_hold(tmp_path):
   with pytest.raises(ConversionError, match="model_config.json not found"):
     converter.to_original(checkpoint=str(tmp_path), output_dir=out)
   assert not (tmp_path / "o").exists()
+
+
+def test_a_chinese_release_converts_with_its_vocabulary(tmp_path):
+  # The original's albert_*_zh tarballs: its names, albert_config.json and
+  # vocab_chinese.txt beside the checkpoint; the vocabulary comes along for
+  # --vocab_file.
+  config = original.original_config(vocab_size=40)
+  ckpt, config_path, arrays = _write_original(tmp_path, config)
+  vocab = tmp_path / "released" / "vocab_chinese.txt"
+  vocab.write_text(
+      "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+      + "\n"
+      + "\n".join(chr(0x4E00 + i) for i in range(35))
+      + "\n",
+      encoding="utf-8",
+  )
+  out = tmp_path / "ours"
+  converter.from_original(
+      checkpoint=ckpt, albert_config=None, output_dir=str(out)
+  )
+  assert (out / "vocab_chinese.txt").read_bytes() == vocab.read_bytes()
+  pretrainer, _ = model_dir_lib.load_pretrainer(str(out))
+  np.testing.assert_array_equal(
+      pretrainer.encoder.embeddings.word_embeddings.numpy(),
+      arrays["bert/embeddings/word_embeddings"],
+  )
+
+
+def test_brightmart_layout_is_refused_in_one_line(tmp_path):
+  # brightmart/albert_zh's own models project the words to H before adding
+  # position and type tables of width H: another computation.
+  folder = tmp_path / "brightmart"
+  folder.mkdir()
+  config = original.original_config()
+  arrays = {
+      "bert/embeddings/word_embeddings": np.zeros([50, 8], np.float32),
+      "bert/embeddings/word_embeddings_2": np.zeros([8, 16], np.float32),
+      "bert/embeddings/position_embeddings": np.zeros([16, 16], np.float32),
+      "bert/encoder/layer_shared/attention/self/query/kernel": np.zeros(
+          [16, 16], np.float32
+      ),
+  }
+  original.write_checkpoint(folder / "model.ckpt-1", arrays)
+  (folder / "albert_config.json").write_text(json.dumps(config))
+  out = tmp_path / "out"
+  with pytest.raises(ConversionError) as raised:
+    converter.from_original(
+        checkpoint=str(folder / "model.ckpt-1"),
+        albert_config=None,
+        output_dir=str(out),
+    )
+  message = str(raised.value)
+  assert "brightmart/albert_zh" in message and "\n" not in message
+  assert "word_embeddings_2" in message and "--from=original" in message
+  assert not out.exists()
