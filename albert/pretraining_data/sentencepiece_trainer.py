@@ -54,25 +54,17 @@ def sample_sentences(
   rng = random.Random(seed)
   sample, seen = [], 0
   for path, _ in shards.expand_inputs(input_file):
-    with open(path, "rb") as f:
-      for number, raw in enumerate(f, start=1):
-        try:
-          line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as e:
-          raise InputError(
-              f"{path}, line {number}: not valid UTF-8 "
-              f"({e.reason}); convert the file to UTF-8"
-          ) from None
-        text = preprocess_text(line, lower)
-        if not text:
-          continue
-        if seen < max_sentences:
-          sample.append(text)
-        else:
-          slot = rng.randrange(seen + 1)
-          if slot < max_sentences:
-            sample[slot] = text
-        seen += 1
+    for _, _, line in shards.utf8_lines(path):
+      text = preprocess_text(line, lower)
+      if not text:
+        continue
+      if seen < max_sentences:
+        sample.append(text)
+      else:
+        slot = rng.randrange(seen + 1)
+        if slot < max_sentences:
+          sample[slot] = text
+      seen += 1
   rng.shuffle(sample)
   logging.info("Sampled %d of %d sentences", len(sample), seen)
   return sample

@@ -8,7 +8,7 @@ global_shuffle's business.
 
 import glob
 import os
-from typing import List, Tuple
+from typing import Iterator, List, Tuple
 
 from official.errors import InputError
 
@@ -42,6 +42,25 @@ def expand_inputs(patterns: str) -> List[Tuple[str, int]]:
         "sentence per line, a blank line between documents"
     )
   return ordered
+
+
+def utf8_lines(path: str) -> Iterator[Tuple[int, int, str]]:
+  """(line number, bytes, text) of every line of a UTF-8 file (a BOM on the
+  first line dropped).
+
+  Raises:
+    InputError: a line that is not UTF-8 (file and line).
+  """
+  with open(path, "rb") as f:
+    for number, raw in enumerate(f, start=1):
+      try:
+        line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+      except UnicodeDecodeError as e:
+        raise InputError(
+            f"{path}, line {number}: not valid UTF-8 "
+            f"({e.reason}); convert the file to UTF-8"
+        ) from None
+      yield number, len(raw), line
 
 
 def split_extension(path: str) -> Tuple[str, str]:

@@ -45,29 +45,21 @@ def count_words(input_file: str, lower: bool) -> Counter:
   total = sum(size for _, size in inputs)
   done, start, last = 0, time.time(), 0.0
   for path, _ in inputs:
-    with open(path, "rb") as f:
-      for number, raw in enumerate(f, start=1):
-        done += len(raw)
-        try:
-          line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as e:
-          raise InputError(
-              f"{path} line {number} is not UTF-8 ({e.reason} at byte "
-              f"{e.start}); convert the file to UTF-8"
-          ) from None
-        counts.update(t for t, _, _ in wordpiece.basic_tokens(line, lower))
-        now = time.time()
-        if now - last > 10:
-          rate = done / max(now - start, 1e-9)
-          logging.info(
-              "counted %.1f of %.1f MB (%.1f MB/s, ETA %.0f s), %d words",
-              done / 1e6,
-              total / 1e6,
-              rate / 1e6,
-              (total - done) / max(rate, 1e-9),
-              len(counts),
-          )
-          last = now
+    for _, size, line in shards.utf8_lines(path):
+      done += size
+      counts.update(t for t, _, _ in wordpiece.basic_tokens(line, lower))
+      now = time.time()
+      if now - last > 10:
+        rate = done / max(now - start, 1e-9)
+        logging.info(
+            "counted %.1f of %.1f MB (%.1f MB/s, ETA %.0f s), %d words",
+            done / 1e6,
+            total / 1e6,
+            rate / 1e6,
+            (total - done) / max(rate, 1e-9),
+            len(counts),
+        )
+        last = now
   return counts
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import sentencepiece as spm
 
 from official.errors import InputError
+from official.io import files
 
 SPACE_MARK = (
     "\u2581"  # SentencePiece's "▁", marks a piece that follows a space.
@@ -132,13 +133,7 @@ class SentencePieceTokenizer:
 
   @classmethod
   def from_file(cls, path: str, lower: bool) -> "SentencePieceTokenizer":
-    try:
-      with open(path, "rb") as f:
-        proto = f.read()
-    except OSError as e:
-      raise InputError(
-          f"cannot read SentencePiece model {path}: {e.strerror or e}"
-      ) from None
+    proto = files.read_bytes(path, "SentencePiece model")
     return cls(proto, lower, name=f"SentencePiece model {path}")
 
   def id_to_piece(self, i: int) -> str:

@@ -20,6 +20,7 @@ from typing import List, Sequence, Tuple
 import numpy as np
 
 from official.errors import InputError
+from official.io import files
 
 UNK, CLS, SEP, MASK, PAD = "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[PAD]"
 REQUIRED = (UNK, CLS, SEP, MASK)
@@ -235,13 +236,7 @@ class WordPieceTokenizer:
 
   @classmethod
   def from_file(cls, path: str, lower: bool) -> "WordPieceTokenizer":
-    try:
-      with open(path, "rb") as f:
-        data = f.read()
-    except OSError as e:
-      raise InputError(
-          f"cannot read vocabulary {path}: {e.strerror or e}"
-      ) from None
+    data = files.read_bytes(path, "vocabulary")
     return cls(data, lower, name=f"vocabulary {path}")
 
   @property

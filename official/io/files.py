@@ -15,6 +15,15 @@ def file_sha256(path: str) -> str:
   return digest.hexdigest()
 
 
+def read_bytes(path: str, what: str) -> bytes:
+  """A local file's bytes; one InputError line naming it if unreadable."""
+  try:
+    with open(path, "rb") as f:
+      return f.read()
+  except OSError as e:
+    raise InputError(f"cannot read {what} {path}: {e.strerror or e}") from None
+
+
 def check_writable_dir(path: str, what: str) -> None:
   """Refuses, before any work, a directory the run could not write.
 
