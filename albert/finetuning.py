@@ -8,7 +8,8 @@
 import dataclasses
 import json
 import os
-from typing import Dict, Optional, Sequence
+import shutil
+from typing import Dict, Optional, Sequence, Tuple
 
 from absl import logging
 import gin
@@ -17,6 +18,7 @@ import tensorflow as tf
 from albert import configs
 from albert import model_dir as model_dir_lib
 from albert.serving import onnx_export
+from official.core import best_checkpoint
 from albert.tasks.finetune_task import FinetuneTask
 # The task classes recipes select (gin knows a configurable once imported).
 from albert.tasks.glue.task import GlueTask  # noqa: F401
@@ -24,6 +26,7 @@ from albert.tasks.race.task import RaceTask  # noqa: F401
 from albert.tasks.squad.task import SquadTask  # noqa: F401
 from albert.tasks.own_data.text_classification import TextClassificationTask  # noqa: F401
 from albert.tasks.own_data.text_classification import TextRegressionTask  # noqa: F401
+from albert.tasks.own_data.text_multilabel import TextMultiLabelTask  # noqa: F401
 from albert.tasks.own_data.token_classification import TokenClassificationTask  # noqa: F401
 from official.core import checkpoints
 from official.io import atomic_write
@@ -95,8 +98,9 @@ def build_task(
 
 
 def restore_model(model, model_dir: str, checkpoint: Optional[str]) -> str:
-  """Restores a fine-tuned model's weights (optimizer state ignored)."""
-  path = model_dir_lib.checkpoint_path(model_dir, checkpoint)
+  """Restores a fine-tuned model's weights (optimizer state ignored) from
+  `checkpoint` (`best_checkpoint.resolve`: by default the dev-best)."""
+  path = best_checkpoint.resolve(model_dir, checkpoint)
   model_dir_lib.restore_matched(
       tf.train.Checkpoint(model=model),
       path,
@@ -112,8 +116,20 @@ def train(
     model_dir: str,
     strategy: str = "default",
     tpu: Optional[str] = None,
-) -> Trainer:
-  """Fine-tunes `task` into `model_dir`; returns the trainer (model trained)."""
+    keep_best: bool = False,
+) -> Tuple[Trainer, Dict[str, float]]:
+  """Fine-tunes `task` into `model_dir`.
+
+  With `keep_best` (the original's dev protocol), the model is evaluated on
+  the first dev split every `TrainerConfig.eval_interval` steps and at the
+  end, and the best by `task.selection_key` is kept in MODEL_DIR/best
+  (`official.core.best_checkpoint`); training stops early after
+  `TrainerConfig.early_stopping_patience` evaluations without improvement.
+
+  Returns:
+    (the trainer, its model trained; the best evaluation's metrics with
+    `best_checkpoint_step`, or {} without `keep_best`).
+  """
   distribution = strategy_lib.make_strategy(strategy, tpu=tpu)
   num_features = task.prepare_training_data()
   trainer_config, optimizer_config = EpochSchedule().apply(
@@ -122,12 +138,21 @@ def train(
       task.num_train_examples,
       task.global_batch_size,
   )
+  best = None
+  if keep_best:
+    best = best_checkpoint.BestCheckpoint(
+        model_dir,
+        evaluate_fn=lambda model: task.evaluate(model, task.eval_splits[:1]),
+        metric=task.selection_key,
+        patience=trainer_config.early_stopping_patience,
+    )
   trainer = Trainer(
       task=task,
       strategy=distribution,
       optimizer_config=optimizer_config,
       config=trainer_config,
       model_dir=model_dir,
+      best_checkpoint=best,
   )
   # Written with model_config.json once the run has passed its checks and
   # trained its first steps: a refused run leaves model_dir as it was.
@@ -145,17 +170,28 @@ def train(
       num_features,
       model_dir,
   )
-  trainer.train(config_files=config_files)
-  return trainer
+  results = trainer.train(config_files=config_files)
+  return trainer, (results if keep_best else {})
+
+
+def best_results(
+    task: FinetuneTask, model, model_dir: str, results: Dict[str, float]
+) -> Dict[str, float]:
+  """The dev-best checkpoint's `results` (of the first eval split), with the
+  other eval splits (MNLI's mismatched) evaluated on its weights."""
+  if len(task.eval_splits) > 1:
+    restore_model(model, model_dir, "best")
+    results = {**results, **task.evaluate(model, task.eval_splits[1:])}
+  return results
 
 
 def trained_model(
     task: FinetuneTask, model_dir: str, checkpoint: Optional[str]
 ):
+  """(the task's model restored from `checkpoint`, the prefix read)."""
   task.require_model_facts(model_dir)
   model = task.build_model()
-  restore_model(model, model_dir, checkpoint)
-  return model
+  return model, restore_model(model, model_dir, checkpoint)
 
 
 def evaluate_checkpoints(
@@ -174,7 +210,7 @@ def evaluate_checkpoints(
   for path in state.all_model_checkpoint_paths:
     restore_model(model, model_dir, path)
     per_checkpoint[os.path.basename(path)] = task.evaluate(model)
-  key = f"{task.eval_splits[0]}/{task.main_metric}"
+  key = task.selection_key
   best = max(per_checkpoint, key=lambda name: per_checkpoint[name][key])
   atomic_write.write_atomic(
       os.path.join(model_dir, "eval_all_checkpoints.json"),
@@ -242,16 +278,25 @@ def run(
     logging.info("Eval results: %s", write_eval_results(model_dir, results))
     return results
   if mode in ("train", "train_and_eval"):
-    model = train(
+    trainer, results = train(
         task,
         model_dir=model_dir,
         strategy=strategy,
         tpu=tpu,
-    ).model
+        keep_best=mode == "train_and_eval" and bool(task.eval_splits),
+    )
     if mode == "train":
       return {}
-  else:
-    model = trained_model(task, model_dir, checkpoint)
+    results = best_results(task, trainer.model, model_dir, results)
+    logging.info("Eval results: %s", write_eval_results(model_dir, results))
+    return results
+  model, path = trained_model(task, model_dir, checkpoint)
+  if mode in ("predict", "export"):
+    # What the dev evaluation chose (a null threshold, label thresholds).
+    results_file = os.path.join(model_dir, EVAL_RESULTS_FILE)
+    if os.path.exists(results_file):
+      with open(results_file, encoding="utf-8") as f:
+        task.use_eval_results(json.load(f))
   if mode == "predict":
     paths = task.predict_to_files(
         model, output_dir or os.path.join(model_dir, "predictions")
@@ -259,13 +304,12 @@ def run(
     logging.info("Wrote %s", ", ".join(paths))
     return {}
   if mode == "export":
-    results_file = os.path.join(model_dir, EVAL_RESULTS_FILE)
-    if os.path.exists(results_file):
-      with open(results_file, encoding="utf-8") as f:
-        task.use_eval_results(json.load(f))
     export(task, model, export_dir, export_format)
     return {}
-  results = task.evaluate(model)
+  results = {
+      **task.evaluate(model),
+      "checkpoint_step": float(checkpoints.step_of(path)),
+  }
   logging.info("Eval results: %s", write_eval_results(model_dir, results))
   return results
 
@@ -318,7 +362,7 @@ def run_seeds(
   if not seeds or len(set(seeds)) != len(seeds):
     raise ValueError(f"--seeds={seeds} must list distinct integers")
   task = build_task(gin_file=gin_file, gin_param=gin_param)
-  key = f"{task.eval_splits[0]}/{task.main_metric}"
+  key = task.selection_key
   results = {}
   for number, seed in enumerate(seeds, 1):
     directory = seed_dir(model_dir, seed)
@@ -371,6 +415,9 @@ def run_seeds(
 
 def _remove_checkpoints(directory: str) -> None:
   """Deletes a run's checkpoints (and their state file); metrics stay."""
+  shutil.rmtree(
+      os.path.join(directory, best_checkpoint.BEST_DIR), ignore_errors=True
+  )
   for name in os.listdir(directory):
     if name == "checkpoint" or name.startswith("ckpt-"):
       os.remove(os.path.join(directory, name))

@@ -220,8 +220,7 @@ def _convert_finetuned(source, target) -> str:
       model_dir = finetuning.best_seed_dir(model_dir)
     task = _task()
     task.use_model_dir(model_dir)
-    model = finetuning.trained_model(task, model_dir, ckpt)
-    path = model_dir_lib.checkpoint_path(model_dir, ckpt)
+    model, path = finetuning.trained_model(task, model_dir, ckpt)
     if target == "original":
       return finetuned_converter.finetuned_to_original(
           model,

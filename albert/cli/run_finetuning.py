@@ -10,8 +10,11 @@ the task recipe and the model size are layered on top. Modes:
 
   train           train from --init_checkpoint's encoder (fresh heads); a
                   rerun resumes from the latest checkpoint in --model_dir
-  train_and_eval  train, then evaluate on the task's dev splits
-  eval            evaluate --checkpoint (default: the latest in --model_dir;
+  train_and_eval  train with the original's dev protocol: evaluate on dev
+                  every EVAL_INTERVAL steps (100 for GLUE, RACE and own
+                  data; 1000 for SQuAD) and at the end, keep the best
+                  checkpoint in MODEL_DIR/best, report it
+  eval            evaluate --checkpoint (default: the best, else the latest;
                   `all`: every kept checkpoint, reporting the best)
   predict         write prediction / submission files for the test splits
   export          write a raw-text serving SavedModel to --export_dir
@@ -21,8 +24,13 @@ the task recipe and the model size are layered on top. Modes:
 MODEL_DIR/seed_N and keeps the dev-best run (MODEL_DIR/seeds.json has every
 seed's metrics); eval, predict and export on MODEL_DIR then use that run.
 
-Metrics go to MODEL_DIR/eval_results.json, predictions to --output_dir
-(default MODEL_DIR/predictions).
+eval, predict and export read the dev-best checkpoint unless --checkpoint
+says otherwise (`latest`, or a ckpt-N prefix). Every evaluation during
+training is a line of MODEL_DIR/eval_history.jsonl and a TensorBoard point
+(MODEL_DIR/eval); --early_stopping_patience=N stops after N evaluations
+without improvement. The best checkpoint's metrics and step go to
+MODEL_DIR/eval_results.json, predictions to --output_dir (default
+MODEL_DIR/predictions).
 """
 
 from typing import Sequence
@@ -70,9 +78,9 @@ MODEL_DIR = flags.DEFINE_string(
 CHECKPOINT = flags.DEFINE_string(
     "checkpoint",
     None,
-    "eval/predict/export: this checkpoint instead of the "
-    "latest in --model_dir; eval: 'all' evaluates every kept checkpoint and "
-    "reports the best.",
+    "eval/predict/export: `best` (the default: the dev-best checkpoint of "
+    "train_and_eval, else the latest), `latest`, or a ckpt-N prefix; eval: "
+    "`all` evaluates every kept checkpoint and reports the best.",
 )
 OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", None, "predict: where files go (MODEL_DIR/predictions)."
@@ -103,6 +111,13 @@ SEEDS = flags.DEFINE_list(
     "train_and_eval once per seed (e.g. 1,2,3) into MODEL_DIR/seed_N; the "
     "dev-best run is kept and reported with every seed's score.",
 )
+EARLY_STOPPING_PATIENCE = flags.DEFINE_integer(
+    "early_stopping_patience",
+    None,
+    "train_and_eval: stop after N dev evaluations in a row without "
+    "improvement (TrainerConfig.early_stopping_patience; default 0, never).",
+    lower_bound=0,
+)
 KEEP_ALL_SEEDS = flags.DEFINE_bool(
     "keep_all_seeds",
     False,
@@ -124,11 +139,17 @@ def main(argv: Sequence[str]) -> None:
       )
       if flag.value is not None
   }
+  gin_params = list(GIN_PARAMS.value)
+  if EARLY_STOPPING_PATIENCE.value is not None:
+    gin_params.append(
+        "TrainerConfig.early_stopping_patience = "
+        f"{EARLY_STOPPING_PATIENCE.value}"
+    )
   common = dict(
       mode=MODE.value,
       model_dir=MODEL_DIR.value,
       gin_file=GIN_FILES.value,
-      gin_param=GIN_PARAMS.value,
+      gin_param=gin_params,
       init_checkpoint=INIT_CHECKPOINT.value,
       strategy=STRATEGY.value,
       tpu=TPU.value,

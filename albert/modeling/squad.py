@@ -19,6 +19,9 @@ class AlbertSquadModel(EncoderWithHeads):
     version: "1.1" or "2.0".
     dropout_rate: dropout on the v2.0 answerability hidden layer.
     start_n_top, end_n_top: the v2.0 inference beam.
+    context_mask: v1.1: mask the span logits to the context and [CLS]
+      (`SpanHead`; False: the original's unmasked head). v2.0 always masks,
+      as the original's `create_v2_model`.
 
   Call args:
     inputs: dict of int32 [B, T] `input_word_ids`, `input_mask`,
@@ -40,6 +43,7 @@ class AlbertSquadModel(EncoderWithHeads):
       dropout_rate: float = 0.1,
       start_n_top: int = 5,
       end_n_top: int = 5,
+      context_mask: bool = True,
       name: str = "albert_squad",
       **kwargs,
   ):
@@ -51,10 +55,13 @@ class AlbertSquadModel(EncoderWithHeads):
     self.dropout_rate = dropout_rate
     self.start_n_top = start_n_top
     self.end_n_top = end_n_top
+    self.context_mask = context_mask
     c = encoder.config
     if version == "1.1":
       self.span_head = SpanHead(
-          initializer_range=c.initializer_range, name="span_head"
+          initializer_range=c.initializer_range,
+          mask_context=context_mask,
+          name="span_head",
       )
     else:
       self.span_head = ConditionalSpanHead(
@@ -98,4 +105,5 @@ class AlbertSquadModel(EncoderWithHeads):
         "dropout_rate": self.dropout_rate,
         "start_n_top": self.start_n_top,
         "end_n_top": self.end_n_top,
+        "context_mask": self.context_mask,
     }

@@ -51,38 +51,51 @@ class SpanHead(tf_keras.layers.Layer):
   """v1.1: start and end logits from one Dense(2) on the sequence output.
 
   The original `create_v1_model` does not mask: its softmax runs over every
-  position. This head keeps the mask (context and [CLS] only), a measured
-  choice (docs/reference.md section 6 gives the measurement). Decoding only
-  ever picks context spans, so the mask changes training, not what can be
-  answered.
+  position (`mask_context=False`). By default this head masks the logits to
+  the context and [CLS], a measured choice (docs/experiments.md, "SQuAD v1.1
+  context mask"). Decoding only ever picks context spans, so the mask
+  changes training, not what can be answered.
 
   Args:
     initializer_range: stddev of the truncated-normal initialiser.
+    mask_context: mask the logits of question, [SEP] and padding positions.
 
   Call args:
     sequence_output: [B, T, H].
     paragraph_mask: [B, T], 1 on context tokens.
 
   Returns:
-    dict of float32 [B, T] `start_logits`, `end_logits` (masked).
+    dict of float32 [B, T] `start_logits`, `end_logits`.
   """
 
-  def __init__(self, *, initializer_range: float = 0.02, **kwargs):
+  def __init__(
+      self,
+      *,
+      initializer_range: float = 0.02,
+      mask_context: bool = True,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
     self.initializer_range = initializer_range
+    self.mask_context = mask_context
     self.dense = _dense(2, initializer_range, "dense")
 
   def call(self, sequence_output, paragraph_mask):
     logits = self.dense(sequence_output)  # [B, T, H] -> [B, T, 2]
-    allowed = candidate_mask(paragraph_mask)
-    return {
-        "start_logits": mask_logits(logits[..., 0], allowed),
-        "end_logits": mask_logits(logits[..., 1], allowed),
-    }
+    start, end = logits[..., 0], logits[..., 1]  # [B, T] each
+    if self.mask_context:
+      allowed = candidate_mask(paragraph_mask)
+      start, end = mask_logits(start, allowed), mask_logits(end, allowed)
+    return {"start_logits": start, "end_logits": end}
 
   def get_config(self):
     config = super().get_config()
-    config.update({"initializer_range": self.initializer_range})
+    config.update(
+        {
+            "initializer_range": self.initializer_range,
+            "mask_context": self.mask_context,
+        }
+    )
     return config
 
 

@@ -213,6 +213,12 @@ class FinetuneTask(Task, abc.ABC):
   # --- Provided ---------------------------------------------------------------
 
   @property
+  def selection_key(self) -> str:
+    """The metric that selects the best checkpoint and seed:
+    `<first eval split>/<main_metric>`."""
+    return f"{self.eval_splits[0]}/{self.main_metric}"
+
+  @property
   def tokenizer_file(self) -> str:
     """The SentencePiece model, else the WordPiece vocabulary."""
     return self.spm_model_file or self.vocab_file

@@ -20,10 +20,13 @@ import tensorflow as tf
 import tf_keras
 
 from official.core import checkpoints
+from official.core.best_checkpoint import BestCheckpoint
 from official.core import model_config_file
 from official.core.progress import Progress
+from official.core.summaries import Summaries
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
+from official.distribute import strategy as strategy_lib
 from official.io import atomic_write
 from official.io import files
 from official.optimization.optimizer_config import OptimizerConfig
@@ -43,6 +46,10 @@ class Trainer:
     optimizer_config: optimizer and learning-rate schedule.
     config: steps, intervals, accumulation, precision, XLA, seed.
     model_dir: checkpoints, TensorBoard summaries and `model_config.json`.
+    best_checkpoint: evaluates every `eval_interval` steps (and at the end)
+      instead of the task's eval inputs, keeping the best weights and
+      stopping early (`official.core.best_checkpoint`); each such step is
+      also a checkpoint, so that a resumed run knows what it evaluated.
   """
 
   def __init__(
@@ -53,6 +60,7 @@ class Trainer:
       optimizer_config: OptimizerConfig,
       config: TrainerConfig,
       model_dir: str,
+      best_checkpoint: Optional[BestCheckpoint] = None,
   ):
     self.task = task
     self.strategy = strategy
@@ -67,12 +75,17 @@ class Trainer:
           f"({accumulation})"
       )
     self.micro_batch_size = task.global_batch_size // (replicas * accumulation)
-    self.is_chief, self._write_dir = _chief_and_write_dir(strategy, model_dir)
+    self.best = best_checkpoint
+    self.is_chief, self._write_dir = strategy_lib.chief_and_write_dir(
+        strategy, model_dir
+    )
     # Checks only: nothing is written into model_dir before the run's first
     # checkpoint (`_commit`).
     self._needs_model_config = False
     # A new model_dir that the run fails to fill is removed again.
     self._new_dir = self.is_chief and not os.path.exists(model_dir)
+    if self.best is not None:
+      self.best.write = self.is_chief
     if self.is_chief:
       files.check_writable_dir(model_dir, "model_dir")
       self._needs_model_config = model_config_file.check(
@@ -109,10 +122,9 @@ class Trainer:
     )
     self._train_loop = tf.function(self._train_loop_fn)
     self._eval_loop = tf.function(self._eval_loop_fn)
-    self._writers = {}
+    self._summaries = Summaries(model_dir, enabled=self.is_chief)
     self._committed = False
     self._config_files = {}
-    self._held_summaries = None  # [(name, step, values)] while training
     self.train_history = []  # (step, logged values) per loop of this run
 
   def latest_checkpoint(self) -> Optional[str]:
@@ -218,21 +230,6 @@ class Trainer:
     options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
     return self.strategy.distribute_datasets_from_function(dataset_fn, options)
 
-  def _summaries(self, name: str, step: int, values: Dict[str, float]) -> None:
-    if not self.is_chief:
-      return
-    if self._held_summaries is not None:  # until the run's first checkpoint
-      self._held_summaries.append((name, step, values))
-      return
-    if name not in self._writers:
-      self._writers[name] = tf.summary.create_file_writer(
-          os.path.join(self.model_dir, name)
-      )
-    with self._writers[name].as_default(step=step):
-      for key, value in values.items():
-        tf.summary.scalar(key, value)
-    self._writers[name].flush()
-
   def _next_stop(self, step: int) -> int:
     """The next step at which a loop must end (checkpoint, eval, end)."""
     c = self.config
@@ -290,7 +287,7 @@ class Trainer:
   def _train(self, config_files: Optional[Dict[str, str]]) -> Dict[str, float]:
     self._config_files = dict(config_files or {})
     self._committed = False
-    self._held_summaries = []
+    self._summaries.hold()
     restored = self.restore_latest()
     if not restored:
       with self.strategy.scope():
@@ -302,10 +299,11 @@ class Trainer:
     if restored:
       logging.info("Resumed from %s at step %d.", restored, step)
     c = self.config
+    stop = self._resume_evaluations(step if restored else 0)
     iterator = self.train_iterator(start_step=step)
     progress = Progress(c.train_steps, start=step)
     results: Dict[str, float] = {}
-    while step < c.train_steps:
+    while step < c.train_steps and not stop:
       loss, finite = self.run_steps(iterator, self._next_stop(step) - step)
       step = self.global_step
       if not finite:
@@ -315,27 +313,48 @@ class Trainer:
         )
       progress.update(step)
       results = self._log_train(step, loss, progress)
-      if step % c.checkpoint_interval == 0:
+      eval_due = self._eval_due(step) and step < c.train_steps
+      if step % c.checkpoint_interval == 0 or (eval_due and self.best):
         self._save(step)
         saved_step = step
-      if (
-          c.eval_interval
-          and step % c.eval_interval == 0
-          and step < c.train_steps
-      ):
-        self.evaluate(step)
-    if (
-        saved_step != step
-    ):  # the same decision on every worker: saving is collective
+      if eval_due:
+        stop = self._evaluate_step(step)
+    # The same decision on every worker: saving is collective.
+    if saved_step != step:
       self._save(step)
     logging.info(
-        "Training done at step %d; checkpoint %s",
-        step,
-        self.latest_checkpoint(),
+        "Training done at step %d; checkpoint %s", step, self.latest_checkpoint()
     )
     self._commit()  # a run that had nothing left to train
+    if self.best is not None:
+      if not self.best.evaluated(step):
+        self._evaluate_step(step)
+      return self.best.results()
     eval_results = self.evaluate(step)
     return eval_results or results
+
+  def _eval_due(self, step: int) -> bool:
+    interval = self.config.eval_interval
+    return bool(interval) and step % interval == 0
+
+  def _resume_evaluations(self, step: int) -> bool:
+    """Reads back the evaluations of an earlier run up to `step`, and
+    evaluates `step` if the run was killed before evaluating it; returns
+    whether early stopping already ended the run."""
+    if self.best is None:
+      return False
+    self.best.resume(step)
+    if step and self._eval_due(step) and not self.best.evaluated(step):
+      return self._evaluate_step(step)
+    return self.best.should_stop
+
+  def _evaluate_step(self, step: int) -> bool:
+    """The evaluation at `step`; returns whether to stop early."""
+    if self.best is None:
+      self.evaluate(step)
+      return False
+    self._summaries.write("eval", step, self.best.evaluate(self.model, step))
+    return self.best.should_stop
 
   def _log_train(self, step: int, loss: float, progress: Progress):
     values = {
@@ -347,7 +366,7 @@ class Trainer:
       m.reset_state()
     examples_per_s = progress.rate * self.task.global_batch_size
     values["examples_per_second"] = examples_per_s
-    self._summaries("train", step, values)
+    self._summaries.write("train", step, values)
     self.train_history.append((step, values))
     shown = " | ".join(
         f"{k} {v:.4g}"
@@ -384,7 +403,6 @@ class Trainer:
     if self._committed:
       return
     self._committed = True
-    held, self._held_summaries = self._held_summaries or [], None
     if not self.is_chief:
       return
     os.makedirs(self.model_dir, exist_ok=True)
@@ -399,8 +417,7 @@ class Trainer:
     atomic_write.write_atomic_files(contents)
     self._needs_model_config = False
     checkpoints.remove_leftovers(self.model_dir)
-    for name, step, values in held:
-      self._summaries(name, step, values)
+    self._summaries.release()
 
   def evaluate(
       self, step: Optional[int] = None, summary_name: str = "eval"
@@ -420,7 +437,7 @@ class Trainer:
         self._eval_loop(iterator, tf.constant(self.config.eval_steps))
     )
     results = {m.name: float(m.result()) for m in self.eval_metrics}
-    self._summaries(summary_name, step, results)
+    self._summaries.write(summary_name, step, results)
     logging.info(
         "eval at step %d over %d batches: %s",
         step,
@@ -429,18 +446,3 @@ class Trainer:
     )
     return results
 
-
-def _chief_and_write_dir(strategy, model_dir: str):
-  """(is this process the chief, where it writes checkpoints)."""
-  resolver = getattr(strategy, "cluster_resolver", None)
-  task_type = getattr(resolver, "task_type", None)
-  if not task_type:
-    return True, model_dir
-  task_id = resolver.task_id or 0
-  cluster = resolver.cluster_spec().as_dict()
-  chief = task_type == "chief" or (
-      task_type == "worker" and task_id == 0 and "chief" not in cluster
-  )
-  if chief:
-    return True, model_dir
-  return False, os.path.join(model_dir, f".scratch-{task_type}-{task_id}")

@@ -17,6 +17,9 @@ class TrainerConfig:
   max_checkpoints: checkpoints kept.
   eval_interval: steps between evaluations (0: only at the end).
   eval_steps: eval batches per evaluation (fewer if the eval data ends).
+  early_stopping_patience: with a best-checkpoint evaluation
+    (`official.core.best_checkpoint`), stop after this many evaluations in a
+    row without improvement (0: never).
   gradient_accumulation_steps: micro-batches summed into one update.
   clip_norm: global gradient-norm clip (<= 0: off).
   mixed_precision_policy: `float32`, `mixed_float16` (with dynamic loss
@@ -32,6 +35,7 @@ class TrainerConfig:
   max_checkpoints: int = 5
   eval_interval: int = 0
   eval_steps: int = 100
+  early_stopping_patience: int = 0
   gradient_accumulation_steps: int = 1
   clip_norm: float = 1.0
   mixed_precision_policy: str = "float32"
@@ -53,10 +57,10 @@ class TrainerConfig:
         raise ValueError(
             f"TrainerConfig.{name}={value!r} must be a positive integer"
         )
-    if self.eval_interval < 0:
-      raise ValueError(
-          f"TrainerConfig.eval_interval={self.eval_interval} must be >= 0"
-      )
+    for name in ("eval_interval", "early_stopping_patience"):
+      value = getattr(self, name)
+      if not isinstance(value, int) or value < 0:
+        raise ValueError(f"TrainerConfig.{name}={value!r} must be >= 0")
     if self.mixed_precision_policy not in POLICIES:
       raise ValueError(
           f"TrainerConfig.mixed_precision_policy="

@@ -5,6 +5,7 @@ the value of their `--strategy` / `--tpu` flags and run everything else inside
 `strategy.scope()`.
 """
 
+import os
 import socket
 from typing import Optional
 from urllib import parse
@@ -108,3 +109,19 @@ def _check_reachable(address: str, timeout_s: float) -> None:
         f"cannot reach TPU at {address!r} ({e.strerror or e}); check --tpu and "
         "that the TPU is up and reachable"
     ) from e
+
+
+def chief_and_write_dir(strategy, model_dir: str):
+  """(is this process the chief, where it writes checkpoints)."""
+  resolver = getattr(strategy, "cluster_resolver", None)
+  task_type = getattr(resolver, "task_type", None)
+  if not task_type:
+    return True, model_dir
+  task_id = resolver.task_id or 0
+  cluster = resolver.cluster_spec().as_dict()
+  chief = task_type == "chief" or (
+      task_type == "worker" and task_id == 0 and "chief" not in cluster
+  )
+  if chief:
+    return True, model_dir
+  return False, os.path.join(model_dir, f".scratch-{task_type}-{task_id}")

@@ -15,7 +15,16 @@ import dataclasses
 import json
 import math
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from official.errors import InputError
 from albert.tasks.text_example import TextExample
@@ -158,6 +167,7 @@ def read_text_examples(
     pair: Optional[bool],
     labeled: bool,
     regression: bool,
+    label_parser: Optional[Callable[[str, int, Any, bool], Any]] = None,
 ) -> Tuple[List[TextExample], bool]:
   """The examples of one file.
 
@@ -169,6 +179,9 @@ def read_text_examples(
     labeled: whether every row must have a label (train, dev); for test,
       labels are read when the column is present.
     regression: labels are numbers (else strings).
+    label_parser: (path, line number, raw value, labeled) -> the label, or
+      None when the row has none; instead of the string / number rule
+      (e.g. multi-label sets).
 
   Returns:
     (examples, pair).
@@ -212,9 +225,12 @@ def read_text_examples(
     text_b = _text(path, number, row, columns.text_pair) if pair else None
     label = None
     if has_label:
-      label = _label(
-          path, number, row.get(columns.label), columns.label, regression
-      )
+      if label_parser is not None:
+        label = label_parser(path, number, row.get(columns.label), labeled)
+      else:
+        label = _label(
+            path, number, row.get(columns.label), columns.label, regression
+        )
       if label is None and labeled:
         raise InputError(
             f"{path} line {number}: the {columns.label!r} field is empty; "

@@ -91,10 +91,16 @@ class OwnDataTask(SentenceClassificationTask):
         pair=self.pair,
         labeled=split != "test",
         regression=self.is_regression,
+        label_parser=self.label_parser(),
     )
     self.pair = pair
     self._check_labels(path, split, examples)
     return examples
+
+  def label_parser(self):
+    """Hook: a `reader.read_text_examples` label parser, or None for one
+    label string (a number for regression) per row."""
+    return None
 
   def _check_labels(self, path, split, examples) -> None:
     """Hook: classification fixes and checks its label set here."""

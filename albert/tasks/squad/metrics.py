@@ -128,6 +128,42 @@ def find_best_thresh(
   return 100.0 * best / len(scores), best_thresh
 
 
+# evaluate-v2.0.py's default `--na-prob-thresh`, which the original's
+# `squad_utils.evaluate_v2` applies to the raw null odds (cls logits).
+NA_PROB_THRESH = 1.0
+
+
+def evaluate_v2_original(
+    gold: Mapping[str, List[str]],
+    raw_predictions: Mapping[str, str],
+    null_odds: Mapping[str, float],
+    threshold: float,
+) -> Dict[str, Any]:
+  """The headline v2.0 figures as the original's `squad_utils.evaluate_v2`
+  computes them (docs/reference.md section 6).
+
+  A question is answered "" when its null odds reach `threshold` (`>=`);
+  those predictions are then scored with the null odds as the script's
+  `na_prob` at NA_PROB_THRESH, so a question whose odds exceed 1.0 counts as
+  predicted unanswerable even when `threshold` is higher. `best_*` come from
+  the raw predictions (the threshold sweep).
+
+  Returns:
+    `exact`, `f1`, `total`, `HasAns_*` / `NoAns_*`, `best_*` and
+    `null_threshold`.
+  """
+  predictions = {
+      qid: "" if null_odds[qid] >= threshold else text
+      for qid, text in raw_predictions.items()
+  }
+  out = evaluate_v2(gold, predictions, null_odds, NA_PROB_THRESH)
+  out = {k: v for k, v in out.items() if not k.startswith("best_")}
+  best = evaluate_v2(gold, raw_predictions, null_odds)
+  out.update({k: v for k, v in best.items() if k.startswith("best_")})
+  out["null_threshold"] = threshold
+  return out
+
+
 def evaluate_v2(
     gold: Mapping[str, List[str]],
     predictions: Mapping[str, str],

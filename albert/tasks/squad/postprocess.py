@@ -201,9 +201,11 @@ def apply_null_threshold(
     null_odds: Mapping[str, float],
     threshold: float,
 ) -> Dict[str, str]:
-  """ "" for every question whose null odds exceed `threshold`."""
+  """ "" for every question whose null odds reach `threshold` (the
+  original's `write_predictions_v2` answers only when `score_diff <
+  null_score_diff_threshold`)."""
   return {
-      qid: "" if null_odds[qid] > threshold else text
+      qid: "" if null_odds[qid] >= threshold else text
       for qid, text in predictions.items()
   }
 

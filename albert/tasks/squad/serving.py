@@ -45,7 +45,7 @@ class SquadServingModule(tf.Module):
     is the answer (-1 if none);
   score: float32 [B], the span's start + end logit (v1.1) or log-prob
     (v2.0);
-  v2.0 only: is_impossible: bool [B], null_odds > null_threshold (then
+  v2.0 only: is_impossible: bool [B], null_odds >= null_threshold (then
     `answer` is ""), and null_odds: float32 [B], the smallest answerability
     logit over the windows (NO_SPAN_ODDS when no window has a valid span).
   """
@@ -255,7 +255,7 @@ class SquadServingModule(tf.Module):
       )  # [B]
       # No span anywhere: certainly unanswerable, as the Python path says.
       null_odds = tf.where(found, null_odds, NO_SPAN_ODDS)
-      impossible = null_odds > self.null_threshold
+      impossible = null_odds >= self.null_threshold
       found &= ~impossible
       result.update(is_impossible=impossible, null_odds=null_odds)
     at = lambda values, positions: tf.gather(

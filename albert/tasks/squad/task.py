@@ -48,11 +48,14 @@ class SquadTask(FinetuneTask):
     n_best_size: candidate answers kept per question.
     max_answer_length: longest answer, in tokens.
     null_score_diff_threshold: v2.0: a question is answered "" when its null
-      odds exceed this; None = the best threshold on the split's gold answers
+      odds reach this (`>=`, as the original); None = the best threshold on the split's gold answers
       (the official `best_f1_thresh`), logged, and 0.0 where there is no gold.
       The serving SavedModel uses this threshold; when None, the one the
       last evaluation found (in this process, or `dev/null_threshold` of
       MODEL_DIR/eval_results.json), else 0.0.
+    context_mask: v1.1: mask the span logits to the context and [CLS] (ours,
+      the default; docs/experiments.md gives the measured reason); False:
+      the original `create_v1_model`'s unmasked head.
     **kwargs: `FinetuneTask` arguments (`dropout_rate` is the v2.0
       answerability dropout).
   """
@@ -71,6 +74,7 @@ class SquadTask(FinetuneTask):
       n_best_size: int = 20,
       max_answer_length: int = 30,
       null_score_diff_threshold: Optional[float] = None,
+      context_mask: bool = True,
       **kwargs,
   ):
     super().__init__(**kwargs)
@@ -92,6 +96,7 @@ class SquadTask(FinetuneTask):
     self.n_best_size = n_best_size
     self.max_answer_length = max_answer_length
     self.null_score_diff_threshold = null_score_diff_threshold
+    self.context_mask = context_mask
     self.postprocessor = squad_postprocess.SquadPostprocessor(
         n_best_size=n_best_size, max_answer_length=max_answer_length
     )
@@ -149,7 +154,10 @@ class SquadTask(FinetuneTask):
 
   def build_model(self) -> AlbertSquadModel:
     return AlbertSquadModel.from_config_object(
-        self.config, version=self.version, dropout_rate=self.dropout_rate
+        self.config,
+        version=self.version,
+        dropout_rate=self.dropout_rate,
+        context_mask=self.context_mask,
     )
 
   def loss_totals(self, batch):
@@ -252,19 +260,17 @@ class SquadTask(FinetuneTask):
     )
 
   def evaluate_outputs(self, split, examples, features, outputs):
-    """v1.1: `exact_match`, `f1`. v2.0: the official script's output on the
-    thresholded predictions (what predictions.json scores), plus `best_*`
-    from the raw predictions and the null odds, and `null_threshold`."""
+    """v1.1: `exact_match`, `f1`. v2.0: the original's headline figures
+    (`squad_metrics.evaluate_v2_original`: predictions.json scored with the
+    null odds at the script's 1.0), `best_*` from the raw predictions and
+    the null odds, and `null_threshold`."""
     gold = squad_data.gold_answers(examples)
     predictions, _, odds, raw, threshold = self._decode(
         examples, features, outputs
     )
     if self.version == "1.1":
       return squad_metrics.evaluate_v1(gold, predictions)
-    metrics = squad_metrics.evaluate_v2(gold, predictions)
-    best = squad_metrics.evaluate_v2(gold, raw, odds)
-    metrics.update({k: v for k, v in best.items() if k.startswith("best_")})
-    metrics["null_threshold"] = threshold
+    metrics = squad_metrics.evaluate_v2_original(gold, raw, odds, threshold)
     return {k: float(v) for k, v in metrics.items()}
 
   def write_predictions(self, split, examples, features, outputs, output_dir):

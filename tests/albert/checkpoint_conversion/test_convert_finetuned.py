@@ -260,7 +260,7 @@ def test_command_line_with_a_recipe(tmp_path, fmt):
       ]
   )
   assert run.returncode == 0, run.stderr[-3000:]
-  back = finetuning.trained_model(task, str(tmp_path / "back"), None)
+  back, _ = finetuning.trained_model(task, str(tmp_path / "back"), None)
   for a, b in zip(back.weights, model.weights):
     np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.name)
   assert sorted(os.listdir(tmp_path / "back")) == sorted(

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from official.core import best_checkpoint
 from albert.tasks import feature_cache
 from albert.tasks.glue.task import GlueTask
 from albert.tasks.sentence_classification import truncate_pair
@@ -167,15 +168,31 @@ def test_sst2_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
       **common,
   )
   assert results["dev/accuracy"] >= 0.9, results
-  assert os.path.exists(os.path.join(model_dir, "eval_results.json"))
   assert os.path.exists(os.path.join(model_dir, "ckpt-200.index"))
+  # The dev protocol: evaluated at steps 100 and 200, the best reported.
+  history = best_checkpoint.read_history(model_dir)
+  assert [e["step"] for e in history] == [100, 200]
+  first_best = max(history, key=lambda e: e["dev/accuracy"])  # first on ties
+  assert results == pytest.approx(
+      {
+          "dev/accuracy": first_best["dev/accuracy"],
+          "best_checkpoint_step": first_best["step"],
+      }
+  )
+  with open(os.path.join(model_dir, "eval_results.json")) as f:
+    assert json.load(f) == pytest.approx(results)
   # The cached training features are reused by a second task object.
   cache = os.listdir(os.path.join(data_dir, "cache"))
   assert len([f for f in cache if f.endswith(".tfrecord")]) == 1
 
-  # eval mode reproduces the metrics from the checkpoint alone.
+  # eval mode reproduces the best's metrics from its weights alone.
   again = helpers.finetune("eval", "gin/finetune/sst2.gin", params, **common)
-  assert again["dev/accuracy"] == pytest.approx(results["dev/accuracy"])
+  assert again == pytest.approx(
+      {
+          "dev/accuracy": results["dev/accuracy"],
+          "checkpoint_step": results["best_checkpoint_step"],
+      }
+  )
   # Every kept checkpoint, and the best one (by accuracy, the first on ties).
   best = helpers.finetune(
       "eval", "gin/finetune/sst2.gin", params, checkpoint="all", **common
@@ -183,15 +200,11 @@ def test_sst2_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
   with open(os.path.join(model_dir, "eval_all_checkpoints.json")) as f:
     every = json.load(f)
   assert sorted(every) == ["ckpt-100", "ckpt-200"]
-  assert every["ckpt-200"] == pytest.approx(results)
-  step = (
-      100
-      if every["ckpt-100"]["dev/accuracy"] >= results["dev/accuracy"]
-      else 200
-  )
-  assert best == pytest.approx(
-      {**every[f"ckpt-{step}"], "best_checkpoint_step": step}
-  )
+  for entry in history:
+    assert every[f"ckpt-{entry['step']}"] == pytest.approx(
+        {"dev/accuracy": entry["dev/accuracy"]}
+    )
+  assert best == pytest.approx(results)
 
   helpers.finetune("predict", "gin/finetune/sst2.gin", params, **common)
   with open(os.path.join(model_dir, "predictions", "SST-2.tsv")) as f:
@@ -357,7 +370,15 @@ def test_mnli_writes_matched_mismatched_and_ax_submissions(tmp_path, spm_model):
   results = helpers.finetune(
       "train_and_eval", "gin/finetune/mnli.gin", params, **common
   )
-  assert set(results) == {"dev_matched/accuracy", "dev_mismatched/accuracy"}
+  assert set(results) == {
+      "dev_matched/accuracy",
+      "dev_mismatched/accuracy",
+      "best_checkpoint_step",
+  }
+  # During training only the first dev split is evaluated (it selects); the
+  # best checkpoint is then evaluated on the other.
+  for entry in best_checkpoint.read_history(model_dir):
+    assert set(entry) == {"step", "dev_matched/accuracy"}
   helpers.finetune("predict", "gin/finetune/mnli.gin", params, **common)
   predictions = os.path.join(model_dir, "predictions")
   assert sorted(os.listdir(predictions)) == [
@@ -404,7 +425,12 @@ def test_stsb_regression_reports_correlations_and_serves_a_score(
   results = helpers.finetune(
       "train_and_eval", "gin/finetune/stsb.gin", params, **common
   )
-  assert set(results) == {"dev/pearson", "dev/spearman", "dev/corr"}
+  assert set(results) == {
+      "dev/pearson",
+      "dev/spearman",
+      "dev/corr",
+      "best_checkpoint_step",
+  }
   assert results["dev/corr"] == pytest.approx(
       (results["dev/pearson"] + results["dev/spearman"]) / 2
   )

@@ -163,6 +163,7 @@ def test_race_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
       "dev/accuracy",
       "dev/accuracy_middle",
       "dev/accuracy_high",
+      "best_checkpoint_step",
   }
   # 40 dev questions, 20 per level: "all" is the mean of the levels.
   assert results["dev/accuracy"] == pytest.approx(

@@ -170,3 +170,18 @@ def test_masked_logits_train_only_on_candidates():
       tf.zeros([1, 4]), squad_heads.candidate_mask(tf.constant([[0, 0, 1, 0]]))
   )
   np.testing.assert_allclose(tf.nn.softmax(logits), [[0.5, 0, 0.5, 0]])
+
+
+def test_span_head_without_the_context_mask_is_the_originals_plain_dense():
+  x, paragraph = _inputs()
+  head = squad_heads.SpanHead(
+      initializer_range=0.5, mask_context=False, name="span"
+  )
+  out = head(x, paragraph)
+  kernel, bias = (w.numpy() for w in head.dense.weights)
+  ref = x @ kernel + bias  # [B, T, 2]: every position keeps its logit
+  np.testing.assert_allclose(out["start_logits"], ref[..., 0], rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(out["end_logits"], ref[..., 1], rtol=1e-5, atol=1e-6)
+  config = head.get_config()
+  assert config["mask_context"] is False
+  assert squad_heads.SpanHead.from_config(config).get_config() == config

@@ -78,3 +78,36 @@ def test_v2_without_odds_and_empty_gold_rules():
   assert squad_metrics.f1_v2("", "") == 1.0
   assert squad_metrics.f1_v2("a", "") == 1.0  # "a" normalises to nothing too.
   assert squad_metrics.f1_v2("x", "") == 0.0
+
+
+def test_v2_headline_as_the_originals_evaluate_v2_by_hand():
+  # q1 and q3 have answers, q2 has none; every raw prediction is a span.
+  gold = {"q1": ["the cat"], "q2": [], "q3": ["dog"]}
+  raw = {"q1": "cat", "q2": "bird", "q3": "a dog"}
+  # q1's odds equal the threshold: the original's `score_diff <
+  # threshold` does not answer it (with `>` it would be answered, correctly:
+  # exact 100). Scores: q1 0 (answerable, ""), q2 1 (""), q3 1.
+  at_threshold = squad_metrics.evaluate_v2_original(
+      gold, raw, {"q1": 0.5, "q2": 0.7, "q3": -1.0}, threshold=0.5
+  )
+  assert at_threshold["exact"] == pytest.approx(200 / 3)
+  assert at_threshold["f1"] == pytest.approx(200 / 3)
+  assert at_threshold["HasAns_exact"] == pytest.approx(50.0)
+  assert at_threshold["NoAns_exact"] == pytest.approx(100.0)
+  assert at_threshold["null_threshold"] == 0.5
+  # A threshold above 1: q3 (odds 1.5) keeps its text "a dog", but the
+  # script's na_prob_thresh of 1.0 on the raw odds counts it as predicted
+  # unanswerable: 0 instead of 1. q2 (odds 3.0) is "" either way.
+  above_one = squad_metrics.evaluate_v2_original(
+      gold, raw, {"q1": 0.0, "q2": 3.0, "q3": 1.5}, threshold=2.0
+  )
+  assert above_one["exact"] == pytest.approx(200 / 3)
+  assert above_one["HasAns_exact"] == pytest.approx(50.0)
+  plain = squad_metrics.evaluate_v2(
+      gold, {"q1": "cat", "q2": "", "q3": "a dog"}
+  )
+  assert plain["exact"] == pytest.approx(100.0)
+  # best_* sweep the raw predictions: with q1, q3 answered and q2 null at
+  # odds between 0.0 / 1.5 and 3.0, everything is right.
+  assert above_one["best_exact"] == pytest.approx(100.0)
+  assert above_one["best_f1_thresh"] == pytest.approx(1.5)

@@ -188,6 +188,11 @@ def test_threshold_and_files(tmp_path):
       "a": "",
       "b": "y",
   }
+  # Odds equal to the threshold: no answer (the original's `<` answers).
+  assert squad_postprocess.apply_null_threshold(preds, odds, 0.5) == {
+      "a": "",
+      "b": "y",
+  }
   paths = squad_postprocess.write_prediction_files(
       str(tmp_path / "out"), preds, {"a": []}, odds
   )
