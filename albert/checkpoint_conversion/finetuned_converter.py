@@ -73,10 +73,13 @@ def finetuned_to_huggingface(
     source: str,
     output_dir: str,
     labels: Optional[List[str]] = None,
+    problem_type: Optional[str] = None,
 ) -> str:
   """Writes a fine-tuned model as a transformers model directory of its
   class (`AlbertForSequenceClassification`, ...); `labels` name the classes
-  in `config.json` (`id2label`)."""
+  in `config.json` (`id2label`), `problem_type` is its loss and output
+  function (`multi_label_classification`: sigmoid per label;
+  `regression`)."""
   check_output_dir(output_dir)
   kind = finetuned_names.head_kind(model)
   head, table = _huggingface_finetuned_table(config, kind, source)
@@ -89,6 +92,8 @@ def finetuned_to_huggingface(
     if labels:
       data["id2label"] = {str(i): label for i, label in enumerate(labels)}
       data["label2id"] = {label: i for i, label in enumerate(labels)}
+  if problem_type:
+    data["problem_type"] = problem_type
   if hasattr(model, "dropout_rate"):
     data["classifier_dropout_prob"] = float(model.dropout_rate)
   weights = finetuned_names.finetuned_weights(model)

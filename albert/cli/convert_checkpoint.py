@@ -245,6 +245,7 @@ def _convert_finetuned(source, target) -> str:
         source=path,
         output_dir=OUTPUT_DIR.value,
         labels=None if getattr(task, "is_regression", False) else labels,
+        problem_type=getattr(task, "problem_type", None),
     )
   # original / transformers / keras-hub -> a fine-tuning model directory
   if source == "original":

@@ -270,6 +270,7 @@ class TextRegressionTask(OwnDataTask):
   """
 
   name = "text_regression"
+  problem_type = "regression"
   main_metric = "corr"
   main_metrics = ("corr", "pearson", "spearman")
   is_regression = True

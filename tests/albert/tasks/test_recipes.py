@@ -47,7 +47,7 @@ def _bindings(recipe: str):
   gin.clear_config()
   configs.parse([finetuning.DEFAULT_GIN, recipe])
   values = {
-      key: gin.query_parameter(key)
+      key: _value(gin.query_parameter(key))
       for key in (
           "OptimizerConfig.learning_rate",
           "GlueTask.global_batch_size",
@@ -83,10 +83,7 @@ def test_glue_recipes_match_the_reference_table():
   table = _glue_table()
   assert set(table) == set(RECIPES), "the reference lists every GLUE recipe"
   for name, (lr, batch, steps, warmup) in table.items():
-    bound = {
-        k: _value(v)
-        for k, v in _bindings(f"gin/finetune/{RECIPES[name]}.gin").items()
-    }
+    bound = _bindings(f"gin/finetune/{RECIPES[name]}.gin")
     assert bound["OptimizerConfig.learning_rate"] == pytest.approx(lr), name
     assert bound["GlueTask.global_batch_size"] == batch, name
     assert bound["TrainerConfig.train_steps"] == steps, name
@@ -109,7 +106,7 @@ def test_glue_recipes_match_the_reference_table():
 def test_every_recipe_evaluates_at_the_originals_checkpoint_interval(
     recipe, interval
 ):
-  bound = {k: _value(v) for k, v in _bindings(recipe).items()}
+  bound = _bindings(recipe)
   assert bound["TrainerConfig.eval_interval"] == interval
   assert bound["TrainerConfig.early_stopping_patience"] == 0
 
