@@ -48,6 +48,9 @@ class PretrainTask(Task):
       or one converted from an original TF1 or Hugging Face checkpoint.
     init_from_group0: with `init_checkpoint`, blocks the checkpoint lacks
       start from its block 0 (the original's `--init_from_group0`).
+    init_optimizer_slots: with `init_checkpoint`, also restore its optimizer
+      moments (LAMB's m and v) where they line up; False (the original's):
+      weights only, the optimizer starts afresh.
   """
 
   def __init__(
@@ -65,6 +68,7 @@ class PretrainTask(Task):
       model_config: Optional[AlbertConfig] = None,
       init_checkpoint: Optional[str] = None,
       init_from_group0: bool = False,
+      init_optimizer_slots: bool = False,
   ):
     if sentence_task not in SENTENCE_TASKS:
       raise ValueError(
@@ -91,10 +95,15 @@ class PretrainTask(Task):
     self.seed = seed
     self.init_checkpoint = init_checkpoint
     self.init_from_group0 = init_from_group0
-    if init_from_group0 and not init_checkpoint:
-      raise ValueError(
-          "PretrainTask.init_from_group0 needs PretrainTask.init_checkpoint"
-      )
+    self.init_optimizer_slots = init_optimizer_slots
+    for name, value in (
+        ("init_from_group0", init_from_group0),
+        ("init_optimizer_slots", init_optimizer_slots),
+    ):
+      if value and not init_checkpoint:
+        raise ValueError(
+            f"PretrainTask.{name} needs PretrainTask.init_checkpoint"
+        )
     self.config = model_config or AlbertConfig()
     if seq_length > self.config.max_position_embeddings:
       raise ValueError(
@@ -183,7 +192,11 @@ class PretrainTask(Task):
     if not self.init_checkpoint:
       return None
     return warm_start.init_pretrainer(
-        model, optimizer, self.init_checkpoint, self.init_from_group0
+        model,
+        optimizer,
+        self.init_checkpoint,
+        self.init_from_group0,
+        self.init_optimizer_slots,
     )
 
   def build_model(self) -> AlbertPretrainer:

@@ -5,10 +5,10 @@ trainer when the model directory has no checkpoint of its own):
   fine-tuning           `load_encoder_weights`: the encoder of a pretrained
                         (or converted) checkpoint; the heads start fresh
                         (the original `run_classifier.py --init_checkpoint`)
-  continued pretraining `init_pretrainer`: every weight, and the optimizer's
-                        moments where they line up (the original
+  continued pretraining `init_pretrainer`: every weight (the original
                         `run_pretraining.py --init_checkpoint`,
-                        `--init_from_group0`)
+                        `--init_from_group0`), and on request the
+                        optimizer's moments where they line up
 """
 
 import os
@@ -72,18 +72,22 @@ def init_pretrainer(
     optimizer,
     init_checkpoint: str,
     init_from_group0: bool = False,
+    init_optimizer_slots: bool = False,
 ) -> str:
-  """Continued pretraining: the weights (and optimizer slots) of another
-  run's checkpoint, the original's `run_pretraining.py --init_checkpoint`.
+  """Continued pretraining: the weights (and optionally the optimizer slots)
+  of another run's checkpoint, the original's `run_pretraining.py
+  --init_checkpoint`.
 
   Every weight of `pretrainer` is read by name from the checkpoint (ours,
   or one `tools/convert_checkpoint.py` made from an original TF1 or Hugging
   Face checkpoint), shapes checked. With `init_from_group0` a shared block
   the checkpoint lacks (a model with more groups, or no sharing, than the
   checkpoint's) starts from block 0 of its kind, as the original's
-  `--init_from_group0` meant. The optimizer's slots (LAMB / AdamW moments)
-  are restored too when the checkpoint holds them for the same weights;
-  the step counter stays 0: a new run, with its own schedule.
+  `--init_from_group0` meant. The original restores weights only (its
+  `init_from_checkpoint` maps trainable variables), so the optimizer starts
+  afresh; with `init_optimizer_slots` the checkpoint's slots (LAMB / AdamW
+  moments) are restored too when it holds them for the same weights. The
+  step counter stays 0 either way: a new run, with its own schedule.
 
   Returns:
     The checkpoint read.
@@ -142,9 +146,15 @@ def init_pretrainer(
       k.startswith("optimizer/")
       for k in tf.train.load_checkpoint(path).get_variable_to_shape_map()
   )
-  if has_slots and not from_group0 and len(have) == len(weights):
-    if optimizer is not None:
+  if init_optimizer_slots and optimizer is not None:
+    if has_slots and not from_group0 and len(have) == len(weights):
       _restore_slots(optimizer, path)
+    else:
+      logging.warning(
+          "%s: no optimizer slots for these weights; the moments start from "
+          "zero",
+          path,
+      )
   return path
 
 

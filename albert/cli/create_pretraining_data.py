@@ -109,10 +109,12 @@ SENTENCE_TASK = flags.DEFINE_enum(
 )
 SINGLE_SEGMENT = flags.DEFINE_enum(
     "single_segment",
-    "split",
+    None,
     list(SINGLE_SEGMENT_RULES),
-    "SOP chunks of one segment: split (cut at a word start; default) or "
-    "random_document (the original: B from a random document, label 1).",
+    "SOP chunks of one segment: random_document (the original's rule, the "
+    "default: B from a random document, label 1) or split (ours: cut at a "
+    "word start into an in-order or swapped pair; the default for "
+    "--sentence_task=none).",
 )
 DOCUMENT_POOL_SIZE = flags.DEFINE_integer(
     "document_pool_size",

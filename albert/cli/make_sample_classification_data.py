@@ -6,6 +6,10 @@ labelled with their package (asyncio, email, logging, unittest), split
 `text` and `label` that gin/finetune/text_classification.gin reads:
 
   python tools/make_sample_classification_data.py --out_dir=mydata
+
+--multi_label writes texts of one or two sentences with a `labels` column
+naming their packages ("asyncio|logging"), for
+gin/finetune/text_multilabel.gin.
 """
 
 from absl import flags
@@ -15,11 +19,19 @@ from albert import cli
 from albert.tasks.own_data import sample_data
 
 OUT_DIR = flags.DEFINE_string("out_dir", "mydata", "Where the CSV files go.")
+MULTI_LABEL = flags.DEFINE_bool(
+    "multi_label",
+    False,
+    "Texts of one or two sentences, labelled with every package they come "
+    "from (a `labels` column, '|'-joined).",
+)
 
 
 def main(argv):
   cli.unexpected_arguments(argv)
-  counts = sample_data.write_sample_classification_data(OUT_DIR.value)
+  counts = sample_data.write_sample_classification_data(
+      OUT_DIR.value, multi_label=MULTI_LABEL.value
+  )
   logging.info(
       "Wrote %s: %s",
       OUT_DIR.value,

@@ -140,6 +140,9 @@ class Ablation:
           max_predictions_per_seq=self.max_predictions_per_seq,
           dupe_factor=dupe,
           sentence_task=task,
+          # Pure sentence-order pairs (ours; the original mixes NSP-style
+          # negatives into SOP), as docs/experiments.md measured them.
+          single_segment="random_document" if task == "nsp" else "split",
           block_bytes=1 << 20,
       )
       create_pretraining_data(

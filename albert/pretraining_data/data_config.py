@@ -8,6 +8,7 @@ fingerprints an output: equal configs, inputs and model give equal bytes.
 
 import dataclasses
 import math
+from typing import Optional
 
 from official.errors import InputError
 
@@ -35,9 +36,11 @@ class PretrainingDataConfig:
     sentence_task: "sop" (in order / swapped), "nsp" (in order / random
       document) or "none" (always in order, label 0).
     block_bytes: size of the corpus blocks (the unit of parallel work).
-    single_segment: what a chunk of one segment becomes in SOP data: "split"
-      (cut at a word start into A and B, then in order or swapped) or
-      "random_document" (the original: B from a random document, label 1).
+    single_segment: what a chunk of one segment becomes in SOP data:
+      "random_document" (the original's rule, with which the released
+      models' data was made: B from a random document, label 1) or "split"
+      (ours: cut at a word start into A and B, then in order or swapped).
+      None: "random_document", except "split" for sentence_task "none".
     document_pool_size: documents sampled from the whole corpus, from every
       block, to draw random B from (NSP, random_document).
   """
@@ -54,7 +57,7 @@ class PretrainingDataConfig:
   do_whole_word_mask: bool = True
   sentence_task: str = "sop"
   block_bytes: int = 2 << 20
-  single_segment: str = "split"
+  single_segment: Optional[str] = None
   document_pool_size: int = 10000
 
   def __post_init__(self):
@@ -87,6 +90,9 @@ class PretrainingDataConfig:
           f"{', '.join(SENTENCE_TASKS)}"
       )
 
+    if self.single_segment is None:
+      rule = "split" if self.sentence_task == "none" else "random_document"
+      object.__setattr__(self, "single_segment", rule)
     if self.single_segment not in SINGLE_SEGMENT_RULES:
       raise InputError(
           f"single_segment={self.single_segment!r} must be one of "

@@ -21,11 +21,12 @@ document in memory.
 Single-segment chunks (a one-sentence document, a sentence longer than the
 target, or the last sentence of a document left alone): the original takes B
 from a random other document and labels it 1, even for SOP, which mixes NSP
-negatives into SOP (about 53% label 1 on real text). `single_segment="split"`
-(the default) fixes that: for SOP and none, the segment is cut at a random
-word start into A and B and then treated like any other pair (a one-token
-segment gives no example). `single_segment="random_document"` reproduces the
-original's rule for SOP exactly. NSP always keeps the original behaviour.
+negatives into SOP (about 53% label 1 on real text).
+`single_segment="random_document"` (the default for SOP) reproduces that
+rule exactly. `single_segment="split"` (ours; always for none) fixes it: the
+segment is cut at a random word start into A and B and then treated like any
+other pair (a one-token segment gives no example). NSP always keeps the
+original behaviour.
 
 The target length is drawn once per document and pass, before its first
 chunk, as the original's `create_instances_from_document` does: with

@@ -50,7 +50,9 @@ def multilabel_metrics(predicted, gold) -> Dict[str, float]:
   right; an example without labels is right when none is predicted)."""
   predicted, gold = _matrices(predicted, gold)
   micro = _f1(
-      np.sum(predicted & gold), np.sum(predicted & ~gold), np.sum(~predicted & gold)
+      np.sum(predicted & gold),
+      np.sum(predicted & ~gold),
+      np.sum(~predicted & gold),
   )
   return {
       "micro_f1": float(micro),

@@ -323,7 +323,9 @@ class Trainer:
     if saved_step != step:
       self._save(step)
     logging.info(
-        "Training done at step %d; checkpoint %s", step, self.latest_checkpoint()
+        "Training done at step %d; checkpoint %s",
+        step,
+        self.latest_checkpoint(),
     )
     self._commit()  # a run that had nothing left to train
     if self.best is not None:
@@ -445,4 +447,3 @@ class Trainer:
         " | ".join(f"{k} {v:.4g}" for k, v in results.items()),
     )
     return results
-

@@ -440,11 +440,26 @@ def test_continued_pretraining_starts_from_the_weights_and_moments(
   source = make_trainer(data_dir, tmp_path / "a", train_steps=3)
   source.train()
   first_source_loss = source.train_history[0][1]["loss"]
+  # The original's default: the weights only, the optimizer afresh.
+  weights_only = make_trainer(
+      data_dir,
+      tmp_path / "w",
+      train_steps=3,
+      task_kwargs=dict(init_checkpoint=str(tmp_path / "a")),
+  )
+  with weights_only.strategy.scope():
+    weights_only.task.initialize(weights_only.model, weights_only.optimizer)
+  for got, want in zip(weights(weights_only), weights(source)):
+    np.testing.assert_array_equal(got, want)
+  assert not any(np.any(m) for m in _optimizer_state(weights_only).values())
+  # PretrainTask.init_optimizer_slots: LAMB's moments too.
   run = make_trainer(
       data_dir,
       tmp_path / "b",
       train_steps=3,
-      task_kwargs=dict(init_checkpoint=str(tmp_path / "a")),
+      task_kwargs=dict(
+          init_checkpoint=str(tmp_path / "a"), init_optimizer_slots=True
+      ),
   )
   with run.strategy.scope():
     path = run.task.initialize(run.model, run.optimizer)
@@ -551,7 +566,10 @@ def test_continued_pretraining_from_a_converted_original_checkpoint(
       data_dir,
       tmp_path / "run",
       train_steps=3,
-      task_kwargs=dict(init_checkpoint=str(tmp_path / "converted")),
+      task_kwargs=dict(
+          init_checkpoint=str(tmp_path / "converted"),
+          init_optimizer_slots=True,
+      ),
   )
   with run.strategy.scope():
     run.task.initialize(run.model, run.optimizer)

@@ -65,7 +65,9 @@ def _trainer(model_dir, *, steps=60, patience=0, kill_at=None, script=SCRIPT):
 
 
 def _kernel(prefix):
-  return tf.train.load_variable(prefix, "model/linear/kernel/.ATTRIBUTES/VARIABLE_VALUE")
+  return tf.train.load_variable(
+      prefix, "model/linear/kernel/.ATTRIBUTES/VARIABLE_VALUE"
+  )
 
 
 def _steps(model_dir):

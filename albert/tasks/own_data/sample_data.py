@@ -11,6 +11,7 @@ import csv
 import hashlib
 import io
 import os
+import random
 from typing import Dict, List, Sequence, Tuple
 
 from albert.pretraining_data import sample_corpus
@@ -40,25 +41,56 @@ def _split_of(sentence: str) -> str:
   return "dev" if bucket == 0 else "test" if bucket == 1 else "train"
 
 
-def write_sample_classification_data(out_dir: str) -> Dict[str, int]:
-  """Writes OUT_DIR/{train,dev,test}.csv (`id`, `text`, `label`); returns
-  the rows of each split. Each file is written whole or not at all."""
-  os.makedirs(out_dir, exist_ok=True)
+def _by_split() -> Dict[str, List[Tuple[str, str]]]:
   by_split = {split: [] for split in SPLITS}
   seen = set()
   for sentence, package in labelled_sentences():
     if sentence not in seen:
       seen.add(sentence)
       by_split[_split_of(sentence)].append((sentence, package))
-  contents = {}
-  for split, rows in by_split.items():
+  return by_split
+
+
+def _multi_label(rows, seed: int) -> List[Tuple[str, str]]:
+  """Texts of one or two sentences (half of them two, drawn in a seeded
+  random order, often of two packages), labelled with the set of their
+  packages, sorted and joined by '|'."""
+  rows = list(rows)
+  rng = random.Random(seed)
+  rng.shuffle(rows)
+  texts = []
+  while rows:
+    take = 2 if len(rows) > 1 and rng.random() < 0.5 else 1
+    chosen, rows = rows[:take], rows[take:]
+    texts.append(
+        (
+            " ".join(sentence for sentence, _ in chosen),
+            "|".join(sorted({package for _, package in chosen})),
+        )
+    )
+  return texts
+
+
+def write_sample_classification_data(
+    out_dir: str, multi_label: bool = False
+) -> Dict[str, int]:
+  """Writes OUT_DIR/{train,dev,test}.csv (`id`, `text`, `label`); with
+  `multi_label`, texts of one or two sentences and a `labels` column of
+  their packages ('|'-joined). Returns the rows of each split. The files are
+  written together or not at all."""
+  os.makedirs(out_dir, exist_ok=True)
+  contents, counts = {}, {}
+  for number, (split, rows) in enumerate(_by_split().items()):
+    if multi_label:
+      rows = _multi_label(rows, seed=number)
     text = io.StringIO(newline="")
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["id", "text", "label"])
+    writer.writerow(["id", "text", "labels" if multi_label else "label"])
     writer.writerows(
-        (f"{split}-{i}", sentence, package)
-        for i, (sentence, package) in enumerate(rows)
+        (f"{split}-{i}", sentence, label)
+        for i, (sentence, label) in enumerate(rows)
     )
     contents[os.path.join(out_dir, f"{split}.csv")] = text.getvalue()
+    counts[split] = len(rows)
   atomic_write.write_atomic_files(contents)
-  return {split: len(rows) for split, rows in by_split.items()}
+  return counts

@@ -162,7 +162,7 @@ class TextMultiLabelTask(TextClassificationTask):
               "the row or list every label in TextMultiLabelTask.labels"
           )
 
-  # --- Features, loss, metrics --------------------------------------------------
+  # --- Features, loss, metrics ---------------------------------------------
 
   def feature_spec(self):
     spec = dict(super().feature_spec())
@@ -238,7 +238,7 @@ class TextMultiLabelTask(TextClassificationTask):
       return np.asarray(self.thresholds, np.float64)
     return np.full([len(self.labels)], 0.5)
 
-  # --- Outputs ------------------------------------------------------------------
+  # --- Outputs -------------------------------------------------------------
 
   def write_predictions(self, split, examples, features, outputs, output_dir):
     probabilities = self.probabilities(outputs)

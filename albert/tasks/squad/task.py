@@ -48,8 +48,9 @@ class SquadTask(FinetuneTask):
     n_best_size: candidate answers kept per question.
     max_answer_length: longest answer, in tokens.
     null_score_diff_threshold: v2.0: a question is answered "" when its null
-      odds reach this (`>=`, as the original); None = the best threshold on the split's gold answers
-      (the official `best_f1_thresh`), logged, and 0.0 where there is no gold.
+      odds reach this (`>=`, as the original); None = the best threshold on
+      the split's gold answers (the official `best_f1_thresh`), logged, and
+      0.0 where there is no gold.
       The serving SavedModel uses this threshold; when None, the one the
       last evaluation found (in this process, or `dev/null_threshold` of
       MODEL_DIR/eval_results.json), else 0.0.

@@ -64,6 +64,14 @@ def finetune(mode: str, gin_file: str, params, **kwargs):
   )
 
 
+def eval_of_best(results: dict) -> dict:
+  """What `--mode=eval` reports for the best checkpoint of a train_and_eval
+  run that returned `results`: its metrics, with its step as
+  `checkpoint_step`."""
+  metrics = {k: v for k, v in results.items() if k != "best_checkpoint_step"}
+  return {**metrics, "checkpoint_step": results["best_checkpoint_step"]}
+
+
 def call_saved_model(
     export_dir: str,
     inputs: dict,

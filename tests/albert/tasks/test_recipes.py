@@ -127,9 +127,9 @@ def test_glue_selects_by_the_originals_key_unless_told(task, key):
 
 
 def test_glue_selection_metric_is_a_choice_among_the_tasks_metrics():
-  assert GlueTask(task_name="mrpc", main_metric="accuracy_and_f1").selection_key == (
-      "dev/accuracy_and_f1"
-  )
+  assert GlueTask(
+      task_name="mrpc", main_metric="accuracy_and_f1"
+  ).selection_key == ("dev/accuracy_and_f1")
   assert GlueTask(task_name="stsb", main_metric="corr").main_metric == "corr"
   with pytest.raises(ValueError, match=r"main_metric='f1' is not one of sst2"):
     GlueTask(task_name="sst2", main_metric="f1")

@@ -59,6 +59,25 @@ def test_sample_classification_data_is_real_split_and_stable(tmp_path):
   assert (tmp_path / "train.csv").read_bytes() == first
   assert sorted(os.listdir(tmp_path)) == ["dev.csv", "test.csv", "train.csv"]
 
+  # --multi_label: the same sentences, one or two per text, labelled with
+  # the set of their packages.
+  multi = tmp_path / "multi"
+  sample_data.write_sample_classification_data(str(multi), multi_label=True)
+  for split, single in splits.items():
+    rows = _rows(multi / f"{split}.csv")
+    assert list(rows[0]) == ["id", "text", "labels"]
+    package = {r["text"]: r["label"] for r in single}
+    two = 0
+    for row in rows:
+      parts = [t for t in package if t in row["text"]]
+      assert parts, row
+      labels = row["labels"].split("|")
+      assert labels == sorted(set(labels)) and set(labels) <= set(
+          sample_data.PACKAGES
+      )
+      two += len(labels) == 2
+    assert len(rows) < len(single) and two > len(rows) / 5
+
 
 def _config(files, params=()):
   gin.clear_config()

@@ -93,7 +93,9 @@ def test_conditional_head_training_path_matches_numpy():
   out = head(x, paragraph, start_positions=gold, training=False)
   ws, bs = (w.numpy() for w in head.start_dense.weights)
   start_ref = _np_mask((x @ ws + bs)[..., 0], paragraph)
-  np.testing.assert_allclose(out["start_logits"], start_ref, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(
+      out["start_logits"], start_ref, rtol=1e-5, atol=1e-6
+  )
   end_ref = _np_conditional(head, x, paragraph, gold[:, None])[:, 0]
   np.testing.assert_allclose(out["end_logits"], end_ref, rtol=1e-4, atol=1e-5)
   np.testing.assert_allclose(
@@ -180,8 +182,12 @@ def test_span_head_without_the_context_mask_is_the_originals_plain_dense():
   out = head(x, paragraph)
   kernel, bias = (w.numpy() for w in head.dense.weights)
   ref = x @ kernel + bias  # [B, T, 2]: every position keeps its logit
-  np.testing.assert_allclose(out["start_logits"], ref[..., 0], rtol=1e-5, atol=1e-6)
-  np.testing.assert_allclose(out["end_logits"], ref[..., 1], rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(
+      out["start_logits"], ref[..., 0], rtol=1e-5, atol=1e-6
+  )
+  np.testing.assert_allclose(
+      out["end_logits"], ref[..., 1], rtol=1e-5, atol=1e-6
+  )
   config = head.get_config()
   assert config["mask_context"] is False
   assert squad_heads.SpanHead.from_config(config).get_config() == config

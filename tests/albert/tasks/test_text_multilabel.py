@@ -40,9 +40,7 @@ def test_metrics_match_scikit_learn():
       gold[:, 0] = predicted[:, 0] = False  # a label nobody has
     got = multilabel_metrics.multilabel_metrics(predicted, gold)
     for average in ("micro", "macro"):
-      want = metrics.f1_score(
-          gold, predicted, average=average, zero_division=0
-      )
+      want = metrics.f1_score(gold, predicted, average=average, zero_division=0)
       assert got[f"{average}_f1"] == pytest.approx(want), (trial, average)
     assert got["subset_accuracy"] == pytest.approx(
         metrics.accuracy_score(gold, predicted)
@@ -205,15 +203,15 @@ def test_learns_a_synthetic_multilabel_task_end_to_end(tmp_path, spm_model):
     assert json.load(f)["labels"] == sorted(CUES)
 
   helpers.finetune("predict", GIN, TRAIN, **common)
-  with open(os.path.join(model_dir, "predictions", "test_predictions.csv")) as f:
+  with open(
+      os.path.join(model_dir, "predictions", "test_predictions.csv")
+  ) as f:
     rows = list(csv.DictReader(f))
   assert list(rows[0]) == ["id", "labels"] + [f"p_{k}" for k in sorted(CUES)]
   predicted = []
   for row in rows:
     above = {
-        k
-        for k, t in zip(sorted(CUES), thresholds)
-        if float(row[f"p_{k}"]) >= t
+        k for k, t in zip(sorted(CUES), thresholds) if float(row[f"p_{k}"]) >= t
     }
     names = set(row["labels"].split("|")) - {""}
     assert names == above, row  # the tuned thresholds, as saved
@@ -231,7 +229,7 @@ def test_learns_a_synthetic_multilabel_task_end_to_end(tmp_path, spm_model):
       [[float(row[f"p_{k}"]) for k in sorted(CUES)] for row in rows],
       atol=1e-5,
   )
-  for i, row in enumerate(rows):
+  for i in range(len(rows)):
     chosen = sorted(
         (
             (p, k)
@@ -275,7 +273,9 @@ def test_learns_a_synthetic_multilabel_task_end_to_end(tmp_path, spm_model):
       str(hf_dir)
   ).eval()
   task = finetuning.build_task(
-      gin_file=[GIN], gin_param=helpers.TINY_GIN + TRAIN, spm_model_file=spm_model
+      gin_file=[GIN],
+      gin_param=helpers.TINY_GIN + TRAIN,
+      spm_model_file=spm_model,
   )
   task.labels, task.pair = tuple(sorted(CUES)), False
   examples = [
@@ -285,9 +285,15 @@ def test_learns_a_synthetic_multilabel_task_end_to_end(tmp_path, spm_model):
   features = list(task.featurize(examples, training=False))
   with torch.no_grad():
     logits = hf(
-        input_ids=torch.tensor(np.stack([f["input_word_ids"] for f in features])).long(),
-        attention_mask=torch.tensor(np.stack([f["input_mask"] for f in features])).long(),
-        token_type_ids=torch.tensor(np.stack([f["input_type_ids"] for f in features])).long(),
+        input_ids=torch.tensor(
+            np.stack([f["input_word_ids"] for f in features])
+        ).long(),
+        attention_mask=torch.tensor(
+            np.stack([f["input_mask"] for f in features])
+        ).long(),
+        token_type_ids=torch.tensor(
+            np.stack([f["input_type_ids"] for f in features])
+        ).long(),
     ).logits
   np.testing.assert_allclose(
       torch.sigmoid(logits).numpy(), probabilities, atol=1e-5
