@@ -136,6 +136,11 @@ def merge(shares: Sequence[Tuple[int, DocumentPool]]) -> DocumentPool:
   pool = DocumentPool.concatenate(
       [share for _, share in sorted(shares, key=lambda item: item[0])]
   )
+  if not len(pool):
+    raise InputError(
+        "the corpus has no documents (it is empty or blank lines only): no "
+        "examples to make; check --input_file"
+    )
   if len(pool) < 2:
     raise InputError(
         f"the corpus has {len(pool)} document(s); random documents "

@@ -27,7 +27,10 @@ def stats_dataset(data_dir, corpus_path, spm_model):
   import tensorflow as tf
   from albert import features
 
-  config = PretrainingDataConfig(**STATS_CONFIG)
+  # Ours, the split rule: SOP labels are 50% (the original's
+  # random_document rule is checked against the original algorithm in
+  # test_statistics.py).
+  config = PretrainingDataConfig(**STATS_CONFIG, single_segment="split")
   out = data_dir / "stats"
   manifest = create_pretraining_data(
       input_file=corpus_path,

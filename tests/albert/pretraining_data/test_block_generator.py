@@ -18,7 +18,10 @@ def test_pass_groups_cover_every_pass_once():
 
 def test_groups_of_passes_give_the_same_records(corpus_path, tokenizer):
   config = PretrainingDataConfig(
-      max_seq_length=64, dupe_factor=5, block_bytes=64 << 10
+      max_seq_length=64,
+      dupe_factor=5,
+      block_bytes=64 << 10,
+      single_segment="split",  # no document pool needed
   )
   block = corpus_reader.plan_blocks(
       [(corpus_path, os.path.getsize(corpus_path))], config.block_bytes

@@ -80,7 +80,12 @@ def test_random_document_needs_sop():
   with pytest.raises(InputError, match="single_segment='x' must be one of"):
     PretrainingDataConfig(single_segment="x")
   assert PretrainingDataConfig(sentence_task="nsp").uses_random_documents
-  assert not PretrainingDataConfig().uses_random_documents
+  # The original's rule by default for SOP; split for none.
+  assert PretrainingDataConfig().single_segment == "random_document"
+  assert PretrainingDataConfig().uses_random_documents
+  assert not PretrainingDataConfig(single_segment="split").uses_random_documents
+  none = PretrainingDataConfig(sentence_task="none")
+  assert none.single_segment == "split" and not none.uses_random_documents
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,10 @@ from albert.pretraining_data.instances import truncate_pair
 
 
 def _instances(documents, tokenizer, passes=1, **overrides):
-  config = PretrainingDataConfig(**{"max_seq_length": 128, **overrides})
+  # The split rule (ours) unless overridden: these tests check its pairs.
+  config = PretrainingDataConfig(
+      **{"max_seq_length": 128, "single_segment": "split", **overrides}
+  )
   builder = InstanceBuilder(config, tokenizer.is_word_start)
   out = []
   for dupe in range(passes):
@@ -118,7 +121,7 @@ def test_single_segment_documents_are_split_for_sop(tokenizer):
       Document.from_segments([sentence]),
       Document.from_segments([sentence[:1]]),
   ]  # One token: no pair.
-  config = PretrainingDataConfig(max_seq_length=128)
+  config = PretrainingDataConfig(max_seq_length=128, single_segment="split")
   builder = InstanceBuilder(config, tokenizer.is_word_start)
   labels = []
   for seed in range(40):

@@ -414,6 +414,9 @@ def test_sigkill_then_rerun_gives_identical_bytes(
 
 @pytest.mark.slow
 def test_memory_does_not_grow_with_the_corpus(tmp_path, corpus_path, spm_model):
+  # The default (the original's random_document rule) keeps a pool of
+  # random documents, bounded by document_pool_size, not by the corpus: a
+  # pool both corpora fill.
   big = tmp_path / "big.txt"
   text = pathlib.Path(corpus_path).read_bytes()
   big.write_bytes(text * 10)
@@ -426,7 +429,8 @@ def test_memory_does_not_grow_with_the_corpus(tmp_path, corpus_path, spm_model):
       "  create_pretraining_data(input_file=sys.argv[1],\n"
       "      output_file=sys.argv[2], spm_model_file=sys.argv[3],\n"
       "      config=PretrainingDataConfig(dupe_factor=3,\n"
-      "                                   block_bytes=256 << 10),\n"
+      "                                   block_bytes=256 << 10,\n"
+      "                                   document_pool_size=100),\n"
       "      num_workers=1, shuffle_memory_mb=2)\n"
       "  print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
   )

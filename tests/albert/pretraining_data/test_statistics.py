@@ -135,7 +135,7 @@ def test_random_document_gives_the_original_label_share(
   # The original pairs every single-segment chunk with a random document
   # and labels it 1; --single_segment=random_document must give the label-1
   # share of the original algorithm (original_baseline) on the same corpus,
-  # above the 50% of the default split rule.
+  # above the 50% of the split rule (`records`).
   from albert.pretraining_data.data_config import PretrainingDataConfig
   from albert.pretraining_data.original_baseline import run_original_baseline
   from albert.pretraining_data.pipeline import create_pretraining_data
