@@ -20,8 +20,8 @@ class AlbertSquadModel(EncoderWithHeads):
     dropout_rate: dropout on the v2.0 answerability hidden layer.
     start_n_top, end_n_top: the v2.0 inference beam.
     context_mask: v1.1: mask the span logits to the context and [CLS]
-      (`SpanHead`; False: the original's unmasked head). v2.0 always masks,
-      as the original's `create_v2_model`.
+      (`SpanHead`; False, the default: the original's unmasked head). v2.0
+      always masks, as the original's `create_v2_model`.
 
   Call args:
     inputs: dict of int32 [B, T] `input_word_ids`, `input_mask`,
@@ -43,7 +43,7 @@ class AlbertSquadModel(EncoderWithHeads):
       dropout_rate: float = 0.1,
       start_n_top: int = 5,
       end_n_top: int = 5,
-      context_mask: bool = True,
+      context_mask: bool = False,
       name: str = "albert_squad",
       **kwargs,
   ):

@@ -50,11 +50,12 @@ def _dense(units, initializer_range, name, **kwargs):
 class SpanHead(tf_keras.layers.Layer):
   """v1.1: start and end logits from one Dense(2) on the sequence output.
 
-  The original `create_v1_model` does not mask: its softmax runs over every
-  position (`mask_context=False`). By default this head masks the logits to
-  the context and [CLS], a measured choice (docs/experiments.md, "SQuAD v1.1
-  context mask"). Decoding only ever picks context spans, so the mask
-  changes training, not what can be answered.
+  As the original `create_v1_model` (the default), the logits are not
+  masked: the loss's softmax runs over every position. `mask_context=True`
+  masks them to the context and [CLS], as the v2.0 head does
+  (docs/experiments.md, "SQuAD v1.1 context mask", measures both). Decoding
+  only ever picks context spans, so the mask changes training, not what can
+  be answered.
 
   Args:
     initializer_range: stddev of the truncated-normal initialiser.
@@ -72,7 +73,7 @@ class SpanHead(tf_keras.layers.Layer):
       self,
       *,
       initializer_range: float = 0.02,
-      mask_context: bool = True,
+      mask_context: bool = False,
       **kwargs,
   ):
     super().__init__(**kwargs)

@@ -104,6 +104,14 @@ def test_the_best_is_kept_by_a_strictly_greater_value(tmp_path):
   assert best_checkpoint.resolve(str(tmp_path)) == best["prefix"]
   assert tf.train.latest_checkpoint(str(tmp_path / "best")) == best["prefix"]
   assert best_checkpoint.resolve(str(tmp_path), "latest").endswith("ckpt-60")
+  # Every evaluation is a TensorBoard point of MODEL_DIR/eval.
+  points = {}
+  for path in tf.io.gfile.glob(str(tmp_path / "eval" / "events.*")):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      for value in event.summary.value:
+        if value.tag == "dev/m":
+          points[event.step] = float(tf.make_ndarray(value.tensor))
+  assert points == pytest.approx(SCRIPT)
 
 
 def test_a_tie_keeps_the_earlier_checkpoint(tmp_path):

@@ -54,9 +54,9 @@ class SquadTask(FinetuneTask):
       The serving SavedModel uses this threshold; when None, the one the
       last evaluation found (in this process, or `dev/null_threshold` of
       MODEL_DIR/eval_results.json), else 0.0.
-    context_mask: v1.1: mask the span logits to the context and [CLS] (ours,
-      the default; docs/experiments.md gives the measured reason); False:
-      the original `create_v1_model`'s unmasked head.
+    context_mask: v1.1: mask the span logits to the context and [CLS] as the
+      v2.0 head does; False (the default): the original `create_v1_model`'s
+      unmasked head (docs/experiments.md measures both).
     **kwargs: `FinetuneTask` arguments (`dropout_rate` is the v2.0
       answerability dropout).
   """
@@ -75,7 +75,7 @@ class SquadTask(FinetuneTask):
       n_best_size: int = 20,
       max_answer_length: int = 30,
       null_score_diff_threshold: Optional[float] = None,
-      context_mask: bool = True,
+      context_mask: bool = False,
       **kwargs,
   ):
     super().__init__(**kwargs)

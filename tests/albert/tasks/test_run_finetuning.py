@@ -57,6 +57,12 @@ def test_cli_errors_are_one_line_with_a_non_zero_exit(tmp_path):
   assert last.startswith(
       "run_finetuning: error: rte: data_dir "
   ) and last.endswith("nowhere is not a directory"), run.stderr[-2000:]
+  # --early_stopping_patience becomes the gin binding it names, checked.
+  run = test_helpers.run(args + ["--early_stopping_patience=-1"], timeout=300)
+  assert run.returncode != 0
+  assert "early_stopping_patience" in run.stderr and (
+      "Traceback" not in run.stderr
+  ), run.stderr[-2000:]
 
 
 def _weights(model_dir):

@@ -37,7 +37,9 @@ def _np_mask(logits, paragraph):
 
 def test_span_head_is_a_masked_dense():
   x, paragraph = _inputs()
-  head = squad_heads.SpanHead(initializer_range=0.5, name="span")
+  head = squad_heads.SpanHead(
+      initializer_range=0.5, mask_context=True, name="span"
+  )
   out = head(x, paragraph)
   kernel, bias = (w.numpy() for w in head.dense.weights)
   ref = x @ kernel + bias  # [B, T, 2]
@@ -176,9 +178,7 @@ def test_masked_logits_train_only_on_candidates():
 
 def test_span_head_without_the_context_mask_is_the_originals_plain_dense():
   x, paragraph = _inputs()
-  head = squad_heads.SpanHead(
-      initializer_range=0.5, mask_context=False, name="span"
-  )
+  head = squad_heads.SpanHead(initializer_range=0.5, name="span")
   out = head(x, paragraph)
   kernel, bias = (w.numpy() for w in head.dense.weights)
   ref = x @ kernel + bias  # [B, T, 2]: every position keeps its logit

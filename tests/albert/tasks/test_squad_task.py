@@ -98,6 +98,9 @@ def _gin_params(version, steps):
       "SquadTask.global_batch_size = 32",
       "SquadTask.eval_batch_size = 64",
       "SquadTask.dropout_rate = 0.0",
+      # v1.1: the masked head, which reaches 90% EM at this test's seed
+      # (the original's unmasked one at some seeds only: docs/experiments.md).
+      "SquadTask.context_mask = True",
       "OptimizerConfig.learning_rate = 1e-3",
       "EpochSchedule.train_epochs = None",
       "EpochSchedule.warmup_proportion = None",
