@@ -108,6 +108,18 @@ class SentenceClassificationTask(ClassificationTask):
 _TEXT = tf.TensorSpec([None], tf.string)
 
 
+def text_signature(
+    input_names: Tuple[str, str], pair: bool
+) -> List[tf.TensorSpec]:
+  """The string [B] inputs of a raw-text signature: the first of
+  `input_names`, and the second for sentence pairs."""
+  first, second = input_names
+  return [
+      tf.TensorSpec([None], tf.string, name=n)
+      for n in ((first, second) if pair else (first,))
+  ]
+
+
 class GlueServingModule(tf.Module):
   """Raw-text classification (or regression) for one GLUE or own-data task.
 
@@ -136,12 +148,9 @@ class GlueServingModule(tf.Module):
     self.model = model
     self.preprocessor = preprocessor
     self.labels = tuple(labels) if labels else None
-    first, second = input_names
-    signature = [
-        tf.TensorSpec([None], tf.string, name=n)
-        for n in ((first, second) if pair else (first,))
-    ]
-    self._serve = tf.function(self._outputs, input_signature=signature)
+    self._serve = tf.function(
+        self._outputs, input_signature=text_signature(input_names, pair)
+    )
     self._serve_examples = tf.function(
         self._example_outputs, input_signature=[_TEXT]
     )

@@ -14,7 +14,7 @@ without the training file, and a resumed run with other labels is refused.
 import csv
 import json
 import os
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import gin
 import numpy as np
@@ -209,14 +209,21 @@ class TextClassificationTask(OwnDataTask):
     self._saved_labels = labels
     self.labels = labels
 
+  # The fewest labels the training file may have.
+  min_labels = 2
+
+  @staticmethod
+  def _names(example) -> Tuple[str, ...]:
+    """The label names of one example (none for a row without a label)."""
+    return () if example.label is None else (example.label,)
+
   def _check_labels(self, path, split, examples) -> None:
-    found = [(e.label, e) for e in examples if e.label is not None]
     if split == self.train_split and not self.given_labels:
-      from_file = tuple(sorted({label for label, _ in found}))
-      if len(from_file) < 2:
+      from_file = tuple(sorted({n for e in examples for n in self._names(e)}))
+      if len(from_file) < self.min_labels:
         raise InputError(
-            f"{path}: {len(from_file)} distinct label(s); classification "
-            "needs at least two"
+            f"{path}: {len(from_file)} distinct label(s); {self.name} needs "
+            f"at least {self.min_labels}"
         )
       if self._saved_labels and from_file != self._saved_labels:
         raise InputError(
@@ -229,13 +236,14 @@ class TextClassificationTask(OwnDataTask):
     if self.labels is None:
       return  # checked against the training labels once they are known
     allowed = set(self.labels)
-    for label, example in found:
-      if label not in allowed:
-        raise InputError(
-            f"{path}: row {example.guid} has label {label!r}, not one of the "
-            f"{len(self.labels)} labels {list(self.labels)[:10]}; fix the row "
-            "or list every label in TextClassificationTask.labels"
-        )
+    for example in examples:
+      for label in self._names(example):
+        if label not in allowed:
+          raise InputError(
+              f"{path}: row {example.guid} has label {label!r}, not one of "
+              f"the {len(self.labels)} labels {list(self.labels)[:10]}; fix "
+              f"the row or list every label in {type(self).__name__}.labels"
+          )
 
   def feature_options(self):
     return {"labels": list(self.labels), "pair": self.pair}

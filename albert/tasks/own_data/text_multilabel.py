@@ -37,6 +37,7 @@ import tf_keras
 
 from albert.tasks import multilabel_metrics
 from albert.tasks.own_data.text_classification import TextClassificationTask
+from albert.tasks.sentence_classification import text_signature
 from official.errors import InputError
 
 THRESHOLD_KEY = "threshold/"
@@ -131,36 +132,12 @@ class TextMultiLabelTask(TextClassificationTask):
       )
     return tuple(dict.fromkeys(names))  # a name twice counts once
 
-  def _check_labels(self, path, split, examples) -> None:
-    found = sorted(
-        {name for e in examples if e.label is not None for name in e.label}
-    )
-    if split == self.train_split and not self.given_labels:
-      if not found:
-        raise InputError(
-            f"{path}: no example has a label; multi-label classification "
-            "needs at least one label name"
-        )
-      from_file = tuple(found)
-      if self._saved_labels and from_file != self._saved_labels:
-        raise InputError(
-            f"{path}: labels {list(from_file)} differ from "
-            f"{list(self._saved_labels)} the model in --model_dir was "
-            "trained on; use another --model_dir"
-        )
-      self.labels = from_file
-      return
-    if self.labels is None:
-      return
-    allowed = set(self.labels)
-    for example in examples:
-      for name in example.label or ():
-        if name not in allowed:
-          raise InputError(
-              f"{path}: row {example.guid} has label {name!r}, not one of "
-              f"the {len(self.labels)} labels {list(self.labels)[:10]}; fix "
-              "the row or list every label in TextMultiLabelTask.labels"
-          )
+  # A training file with a single label name is a valid (binary) task.
+  min_labels = 1
+
+  @staticmethod
+  def _names(example) -> Tuple[str, ...]:
+    return example.label or ()
 
   # --- Features, loss, metrics ---------------------------------------------
 
@@ -293,12 +270,9 @@ class MultiLabelServingModule(tf.Module):
     self.preprocessor = preprocessor
     self.labels = tf.constant(list(labels))
     self.thresholds = tf.constant(np.asarray(thresholds, np.float32))
-    first, second = input_names
-    signature = [
-        tf.TensorSpec([None], tf.string, name=n)
-        for n in ((first, second) if pair else (first,))
-    ]
-    self._serve = tf.function(self._outputs, input_signature=signature)
+    self._serve = tf.function(
+        self._outputs, input_signature=text_signature(input_names, pair)
+    )
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:
     inputs = self.preprocessor(text_a, text_b)
