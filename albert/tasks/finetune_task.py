@@ -37,6 +37,7 @@ from albert.serving.wordpiece_preprocessor import make_preprocessor
 from albert.text import tokenizers
 from albert.text.tokenizers import Tokenizer
 from albert.tasks import feature_cache
+from albert.tasks.packing import pack_segments
 from official.core.progress import Progress
 from official.core.task import Task
 from official.io.files import file_sha256
@@ -214,8 +215,7 @@ class FinetuneTask(Task, abc.ABC):
 
   @property
   def selection_key(self) -> str:
-    """The metric that selects the best checkpoint and seed:
-    `<first eval split>/<main_metric>`."""
+    """What selects the best checkpoint and seed: `<eval split>/<metric>`."""
     return f"{self.eval_splits[0]}/{self.main_metric}"
 
   @property
@@ -410,43 +410,3 @@ class FinetuneTask(Task, abc.ABC):
           split, *self.predict(model, split), output_dir
       )
     return paths
-
-
-def packed_input_spec(seq_length: int) -> Dict[str, tf.TensorSpec]:
-  """The three int32 [seq_length] encoder inputs of one packed feature."""
-  return {
-      name: tf.TensorSpec([seq_length], tf.int32)
-      for name in ("input_word_ids", "input_mask", "input_type_ids")
-  }
-
-
-def pack_segments(
-    first: Sequence[int],
-    second: Optional[Sequence[int]] = None,
-    *,
-    cls_id: int,
-    sep_id: int,
-    seq_length: int,
-) -> Dict[str, np.ndarray]:
-  """[CLS] first [SEP] (second [SEP]) padded with `<pad>` (id 0).
-
-  The segments must already fit. Returns int32 [seq_length]
-  `input_word_ids`, `input_mask`, `input_type_ids` (1 on second and its
-  [SEP]).
-  """
-  ids = [cls_id, *first, sep_id]
-  types = [0] * len(ids)
-  if second is not None:
-    ids += [*second, sep_id]
-    types += [1] * (len(second) + 1)
-  if len(ids) > seq_length:
-    raise ValueError(
-        f"packed length {len(ids)} exceeds seq_length="
-        f"{seq_length}; trim the segments first"
-    )
-  pad = seq_length - len(ids)
-  return {
-      "input_word_ids": np.array(ids + [0] * pad, np.int32),
-      "input_mask": np.array([1] * len(ids) + [0] * pad, np.int32),
-      "input_type_ids": np.array(types + [0] * pad, np.int32),
-  }

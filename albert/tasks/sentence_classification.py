@@ -16,7 +16,7 @@ from albert.features import RECORD_TO_MODEL
 from albert.modeling.classifier import AlbertClassifier
 from albert.serving.preprocessor import Preprocessor
 from albert.tasks.classification_task import ClassificationTask
-from albert.tasks.finetune_task import packed_input_spec
+from albert.tasks.packing import packed_input_spec
 
 # The inputs of the original classifier export's tf.Examples.
 ORIGINAL_INPUTS = ("input_ids", "input_mask", "segment_ids")

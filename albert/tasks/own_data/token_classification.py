@@ -30,7 +30,7 @@ from albert.tasks.own_data import entity_metrics
 from albert.tasks.own_data import labels_file
 from albert.modeling.token_classifier import AlbertTokenClassifier
 from albert.tasks.finetune_task import FinetuneTask
-from albert.tasks.finetune_task import packed_input_spec
+from albert.tasks.packing import packed_input_spec
 from official.errors import InputError
 from official.io import atomic_write
 

@@ -29,7 +29,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 from albert.text.tokenizers import Tokenizer
-from albert.tasks.finetune_task import pack_segments
+from albert.tasks.packing import pack_segments
 from albert.tasks.squad.data import SquadExample
 
 
