@@ -101,7 +101,10 @@ class BestCheckpoint:
     patience: `should_stop` once this many evaluations in a row did not
       improve on the best (0: never).
     write: False on the workers other than the chief (they evaluate, to
-      take the same stop decisions, but write nothing).
+      take the same stop decisions, and write their weights to `write_dir`,
+      a scratch directory, and nothing else).
+    write_dir: where this worker writes the best weights (default
+      `model_dir`).
   """
 
   def __init__(
@@ -113,6 +116,7 @@ class BestCheckpoint:
       higher_is_better: bool = True,
       patience: int = 0,
       write: bool = True,
+      write_dir: Optional[str] = None,
   ):
     if patience < 0:
       raise ValueError(f"early_stopping_patience={patience} must be >= 0")
@@ -122,6 +126,7 @@ class BestCheckpoint:
     self.higher_is_better = higher_is_better
     self.patience = patience
     self.write = write
+    self.write_dir = write_dir
     self.best: Optional[Dict[str, Any]] = None
     self.history: List[Dict[str, float]] = []
 
@@ -233,29 +238,36 @@ class BestCheckpoint:
     return value > best if self.higher_is_better else value < best
 
   def _keep(self, model, step: int, value: float, results) -> None:
-    directory = os.path.join(self.model_dir, BEST_DIR)
     best = {
         "step": step,
         "metric": self.metric,
         "value": value,
         "results": results,
     }
-    self.best = {**best, "prefix": os.path.join(directory, f"ckpt-{step}")}
-    if not self.write:
-      return
+    self.best = {
+        **best,
+        "prefix": os.path.join(self.model_dir, BEST_DIR, f"ckpt-{step}"),
+    }
+    # Every worker writes the weights (a write may be collective); only the
+    # chief's copy is where readers look, the others go to `write_dir`, a
+    # scratch directory (as the trainer's checkpoints do).
+    directory = os.path.join(self.write_dir or self.model_dir, BEST_DIR)
     os.makedirs(directory, exist_ok=True)
     # Weights only: eval, predict and export need nothing else, and they are
     # a third of a checkpoint with AdamW's two slots.
-    tf.train.Checkpoint(model=model).write(self.best["prefix"])
-    atomic_write.write_atomic(
-        os.path.join(directory, BEST_FILE),
-        json.dumps(best, indent=2, sort_keys=True),
+    tf.train.Checkpoint(model=model).write(
+        os.path.join(directory, f"ckpt-{step}")
     )
-    atomic_write.write_atomic(
-        os.path.join(directory, checkpoints.STATE_FILE),
-        f'model_checkpoint_path: "ckpt-{step}"\n'
-        f'all_model_checkpoint_paths: "ckpt-{step}"\n',
-    )
+    if self.write:
+      atomic_write.write_atomic(
+          os.path.join(directory, BEST_FILE),
+          json.dumps(best, indent=2, sort_keys=True),
+      )
+      atomic_write.write_atomic(
+          os.path.join(directory, checkpoints.STATE_FILE),
+          f'model_checkpoint_path: "ckpt-{step}"\n'
+          f'all_model_checkpoint_paths: "ckpt-{step}"\n',
+      )
     for path in glob.glob(os.path.join(directory, "ckpt-*")):
       if not os.path.basename(path).startswith(f"ckpt-{step}."):
         os.remove(path)

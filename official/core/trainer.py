@@ -85,7 +85,7 @@ class Trainer:
     # A new model_dir that the run fails to fill is removed again.
     self._new_dir = self.is_chief and not os.path.exists(model_dir)
     if self.best is not None:
-      self.best.write = self.is_chief
+      self.best.write, self.best.write_dir = self.is_chief, self._write_dir
     if self.is_chief:
       files.check_writable_dir(model_dir, "model_dir")
       self._needs_model_config = model_config_file.check(

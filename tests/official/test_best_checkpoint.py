@@ -203,3 +203,25 @@ def test_selection_errors_are_one_line(tmp_path):
     other.train()
   with pytest.raises(ValueError, match="early_stopping_patience=-1"):
     BestCheckpoint("x", evaluate_fn=dict, metric="m", patience=-1)
+
+
+def test_a_worker_other_than_the_chief_writes_only_to_its_scratch(tmp_path):
+  from tests.official.test_trainer import LinearModel
+
+  model = LinearModel()
+  model({"x": tf.zeros([1, 3])})
+  scratch = tmp_path / "model" / ".scratch-worker-1"
+  worker = BestCheckpoint(
+      str(tmp_path / "model"),
+      evaluate_fn=lambda m: {"dev/m": 0.5},
+      metric="dev/m",
+      write=False,
+      write_dir=str(scratch),
+  )
+  worker.resume(0)
+  assert worker.evaluate(model, 10) == {"dev/m": 0.5}
+  # It takes the same decisions (its best is step 10) ...
+  assert worker.best["step"] == 10 and worker.evaluated(10)
+  # ... and writes its weights (a collective write) where nobody reads them.
+  assert sorted(os.listdir(tmp_path / "model")) == [".scratch-worker-1"]
+  assert {f.split(".")[0] for f in os.listdir(scratch / "best")} == {"ckpt-10"}
