@@ -147,6 +147,7 @@ def test_race_trains_evaluates_predicts_and_serves(tmp_path, spm_model):
       "OptimizerConfig.learning_rate = 3e-4",
       "OptimizerConfig.warmup_steps = 30",
       "TRAIN_STEPS = 1000",
+      "EVAL_INTERVAL = 500",  # the dev protocol's own tests are elsewhere
   ]
   common = dict(
       model_dir=model_dir, data_dir=data_dir, spm_model_file=spm_model
