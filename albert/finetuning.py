@@ -231,6 +231,15 @@ def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:
   return path
 
 
+def read_eval_results(model_dir: str) -> Optional[Dict[str, float]]:
+  """MODEL_DIR/eval_results.json, None when the run wrote none."""
+  path = os.path.join(model_dir, EVAL_RESULTS_FILE)
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
 def export(
     task: FinetuneTask, model, export_dir: str, export_format="saved_model"
 ) -> None:
@@ -293,10 +302,9 @@ def run(
   model, path = trained_model(task, model_dir, checkpoint)
   if mode in ("predict", "export"):
     # What the dev evaluation chose (a null threshold, label thresholds).
-    results_file = os.path.join(model_dir, EVAL_RESULTS_FILE)
-    if os.path.exists(results_file):
-      with open(results_file, encoding="utf-8") as f:
-        task.use_eval_results(json.load(f))
+    chosen = read_eval_results(model_dir)
+    if chosen is not None:
+      task.use_eval_results(chosen)
   if mode == "predict":
     paths = task.predict_to_files(
         model, output_dir or os.path.join(model_dir, "predictions")
@@ -366,11 +374,10 @@ def run_seeds(
   results = {}
   for number, seed in enumerate(seeds, 1):
     directory = seed_dir(model_dir, seed)
-    done = os.path.join(directory, EVAL_RESULTS_FILE)
-    if os.path.exists(done):
-      with open(done, encoding="utf-8") as f:
-        results[seed] = json.load(f)
-      logging.info("Seed %d: already evaluated (%s)", seed, done)
+    done = read_eval_results(directory)
+    if done is not None:
+      results[seed] = done
+      logging.info("Seed %d: already evaluated (%s)", seed, directory)
       continue
     logging.info(
         "Seed %d (%d of %d) into %s", seed, number, len(seeds), directory

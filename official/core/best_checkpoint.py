@@ -48,7 +48,7 @@ def read_best(model_dir: str) -> Optional[Dict[str, Any]]:
     return None
   with open(path, encoding="utf-8") as f:
     best = json.load(f)
-  best["prefix"] = os.path.join(model_dir, BEST_DIR, f"ckpt-{best['step']}")
+  best["prefix"] = _prefix(model_dir, best["step"])
   return best
 
 
@@ -246,7 +246,7 @@ class BestCheckpoint:
     }
     self.best = {
         **best,
-        "prefix": os.path.join(self.model_dir, BEST_DIR, f"ckpt-{step}"),
+        "prefix": _prefix(self.model_dir, step),
     }
     # Every worker writes the weights (a write may be collective); only the
     # chief's copy is where readers look, the others go to `write_dir`, a
@@ -256,7 +256,7 @@ class BestCheckpoint:
     # Weights only: eval, predict and export need nothing else, and they are
     # a third of a checkpoint with AdamW's two slots.
     tf.train.Checkpoint(model=model).write(
-        os.path.join(directory, f"ckpt-{step}")
+        _prefix(self.write_dir or self.model_dir, step)
     )
     if self.write:
       atomic_write.write_atomic(
@@ -271,6 +271,11 @@ class BestCheckpoint:
     for path in glob.glob(os.path.join(directory, "ckpt-*")):
       if not os.path.basename(path).startswith(f"ckpt-{step}."):
         os.remove(path)
+
+
+def _prefix(model_dir: str, step: int) -> str:
+  """MODEL_DIR/best/ckpt-STEP: the best weights' checkpoint prefix."""
+  return os.path.join(model_dir, BEST_DIR, f"ckpt-{step}")
 
 
 def _line(entry: Dict[str, float]) -> str:

@@ -299,7 +299,7 @@ class Trainer:
     if restored:
       logging.info("Resumed from %s at step %d.", restored, step)
     c = self.config
-    stop = self._resume_evaluations(step if restored else 0)
+    stop = self._resume_evaluations(step)  # step 0 unless restored
     iterator = self.train_iterator(start_step=step)
     progress = Progress(c.train_steps, start=step)
     results: Dict[str, float] = {}
