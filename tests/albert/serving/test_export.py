@@ -85,7 +85,8 @@ long = srv.signatures["serving_default"](text=tf.constant(["word " * 500]))
 out["long_mask_sum"] = int(long["input_mask"].numpy().sum())
 fill = srv.signatures["fill_mask"](
     text=tf.constant(["the [MASK] of the [MASK].", "none"]))
-out["fill"] = {k: (v.numpy().astype(str).tolist() if v.dtype == tf.string
+utf8 = np.vectorize(lambda b: b.decode("utf-8"), otypes=[str])
+out["fill"] = {k: (utf8(v.numpy()).tolist() if v.dtype == tf.string
                    else v.numpy().tolist()) for k, v in fill.items()}
 order = srv.signatures["sentence_order"](first=tf.constant(["a", ""]),
                                          second=tf.constant(["b", ""]))
