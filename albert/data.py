@@ -53,7 +53,7 @@ def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
           f
           for f in files
           if not os.path.basename(f).startswith(".")
-          and not f.endswith(".json")
+          and not f.endswith((".json", ".npz"))
           and ".tmp" not in f
       )
   )
@@ -62,7 +62,7 @@ def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
   return files
 
 
-def _compression(files: List[str]) -> Optional[str]:
+def compression_of(files: List[str]) -> Optional[str]:
   """ "GZIP" or None, from the files' contents (`--gzip` keeps plain names)."""
   gz = [
       tfrecord.is_gzip(f, lambda p: tf.io.gfile.GFile(p, "rb")) for f in files
@@ -87,10 +87,16 @@ def check_record_shapes(
   files = match_files(file_pattern)
   expected = features.feature_lengths(seq_length, max_predictions_per_seq)
   dataset = tf.data.TFRecordDataset(
-      files[:1], compression_type=_compression(files)
+      files[:1], compression_type=compression_of(files)
   )
   for raw in dataset.take(1):
     example = tf.train.Example.FromString(raw.numpy())
+    if "token_ids" in example.features.feature:
+      raise ValueError(
+          f"{files[0]}: a documents shard (create_pretraining_data "
+          "--output_format=documents), not examples: set "
+          "PretrainTask.input_format='documents' to read it"
+      )
     for f in features.PRETRAINING_FEATURES:
       feature = example.features.feature.get(f.record_name)
       if feature is None:
@@ -126,7 +132,7 @@ def find_damaged_record(file_pattern: str) -> Optional[str]:
     good = 0
     try:
       with tf.io.gfile.GFile(path, "rb") as raw:
-        f = gzip.GzipFile(fileobj=raw) if _compression([path]) else raw
+        f = gzip.GzipFile(fileobj=raw) if compression_of([path]) else raw
         for record in tfrecord.read_frames(f):
           tf.train.Example.FromString(record)
           good += 1
@@ -210,7 +216,7 @@ def pretraining_dataset(
     `masked_lm_weights`, `sentence_order_label`, `token_boundary`).
   """
   files = match_files(file_pattern)
-  compression = _compression(files)
+  compression = compression_of(files)
   num_pipelines = input_context.num_input_pipelines if input_context else 1
   pipeline_id = input_context.input_pipeline_id if input_context else 0
   split_files = num_pipelines > 1 and len(files) >= num_pipelines

@@ -8,14 +8,17 @@ import tensorflow as tf
 import tf_keras
 
 from albert import data
+from albert import documents_data
 from albert import warm_start
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
+from albert.pretraining_data import dynamic_masking
 from official.errors import DamagedFileError
 from official.errors import InputError
 from official.core.task import Task
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
+INPUT_FORMATS = ("examples", "documents")
 # Added to the masked-LM weight total, as in the original loss.
 MLM_EPSILON = 1e-5
 
@@ -51,6 +54,15 @@ class PretrainTask(Task):
     init_optimizer_slots: with `init_checkpoint`, also restore its optimizer
       moments (LAMB's m and v) where they line up; False (the original's):
       weights only, the optimizer starts afresh.
+    input_format: "examples" (masked records, the original's; default) or
+      "documents" (`create_pretraining_data --output_format=documents`:
+      paired and masked as read, `albert/documents_data.py`).
+    eval_input_format: the format of `eval_file_pattern` (default:
+      `input_format`); e.g. documents for training and fixed examples for a
+      held-out set that runs compare on.
+    dynamic_masking_seed: the documents format: None (default) draws new
+      pairs and masks every epoch from `seed` and the epoch; an int pins
+      them: the same every epoch.
   """
 
   def __init__(
@@ -69,7 +81,27 @@ class PretrainTask(Task):
       init_checkpoint: Optional[str] = None,
       init_from_group0: bool = False,
       init_optimizer_slots: bool = False,
+      input_format: str = "examples",
+      eval_input_format: Optional[str] = None,
+      dynamic_masking_seed: Optional[int] = None,
   ):
+    eval_input_format = eval_input_format or input_format
+    for name, value in (
+        ("input_format", input_format),
+        ("eval_input_format", eval_input_format),
+    ):
+      if value not in INPUT_FORMATS:
+        raise ValueError(
+            f"PretrainTask.{name}={value!r} is not one of {INPUT_FORMATS}"
+        )
+    if dynamic_masking_seed is not None and "documents" not in (
+        input_format,
+        eval_input_format,
+    ):
+      raise ValueError(
+          "PretrainTask.dynamic_masking_seed applies to "
+          "PretrainTask.input_format='documents' only"
+      )
     if sentence_task not in SENTENCE_TASKS:
       raise ValueError(
           f"PretrainTask.sentence_task={sentence_task!r} is not "
@@ -96,6 +128,9 @@ class PretrainTask(Task):
     self.init_checkpoint = init_checkpoint
     self.init_from_group0 = init_from_group0
     self.init_optimizer_slots = init_optimizer_slots
+    self.input_format = input_format
+    self.eval_input_format = eval_input_format
+    self.dynamic_masking_seed = dynamic_masking_seed
     for name, value in (
         ("init_from_group0", init_from_group0),
         ("init_optimizer_slots", init_optimizer_slots),
@@ -122,12 +157,26 @@ class PretrainTask(Task):
       )
     for name in ("train_file_pattern", "eval_file_pattern"):
       pattern = getattr(self, name)
-      if pattern:
-        data.match_files(pattern, what=f"PretrainTask.{name}")
+      if not pattern:
+        continue
+      what = f"PretrainTask.{name}"
+      if self._format(name == "train_file_pattern") == "documents":
+        source = documents_data.read_documents_data(pattern, what)
+        documents_data.check_first_record(source.files, source.compression)
+        config = source.config(
+            self.seq_length, self.max_predictions_per_seq, self.sentence_task
+        )
+        if config.uses_random_documents:
+          source.pool()  # One line now if there is none.
+      else:
+        data.match_files(pattern, what=what)
         data.check_record_shapes(
             pattern, self.seq_length, self.max_predictions_per_seq
         )
-        self._check_vocabulary(name, pattern)
+      self._check_vocabulary(name, pattern)
+
+  def _format(self, training: bool) -> str:
+    return self.input_format if training else self.eval_input_format
 
   def _check_vocabulary(self, name: str, pattern: str) -> None:
     """The data's SentencePiece size (manifest.json) against the model's."""
@@ -170,6 +219,12 @@ class PretrainTask(Task):
           f"{self.config.vocab_size}: make the data with the model's "
           "SentencePiece model or raise AlbertConfig.vocab_size"
       ) from error
+    if dynamic_masking.SHORT_DOCUMENT_ERROR in str(error):
+      detail = str(error).split(dynamic_masking.SHORT_DOCUMENT_ERROR)[1]
+      raise InputError(
+          f"PretrainTask data ({self.train_file_pattern}): a "
+          f"{dynamic_masking.SHORT_DOCUMENT_ERROR}{detail.splitlines()[0]}"
+      ) from error
     if not isinstance(error, tf.errors.DataLossError) and not (
         isinstance(error, tf.errors.InvalidArgumentError)
         and "parse" in str(error).lower()
@@ -206,6 +261,22 @@ class PretrainTask(Task):
       self, input_context, *, training, batch_size, skip_examples=0
   ):
     pattern = self.train_file_pattern if training else self.eval_file_pattern
+    if self._format(training) == "documents":
+      return documents_data.documents_dataset(
+          pattern,
+          seq_length=self.seq_length,
+          max_predictions_per_seq=self.max_predictions_per_seq,
+          sentence_task=self.sentence_task,
+          batch_size=batch_size,
+          training=training,
+          input_context=input_context,
+          seed=self.seed,
+          masking_seed=self.dynamic_masking_seed,
+          skip_examples=skip_examples,
+          shuffle_buffer_size=self.shuffle_buffer_size,
+          cycle_length=self.cycle_length,
+          vocab_size=self.config.vocab_size,
+      )
     return data.pretraining_dataset(
         pattern,
         seq_length=self.seq_length,

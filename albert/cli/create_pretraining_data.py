@@ -12,6 +12,10 @@ As in the original, --vocab_file without --spm_model_file tokenizes with
 WordPiece (a BERT-style vocab.txt, as the Chinese ALBERTs use): words are
 whole WordPiece runs (`##` continues one), each Chinese character a word.
 
+`--output_format=documents` writes each document once, tokenized, for
+the trainer to pair and mask as it reads (a dupe_factor-th of the disk, new
+masks every epoch; PretrainTask.input_format='documents').
+
 Same inputs, flags and seed give byte-identical shards whatever
 --num_workers is. `--runner=DirectRunner` (or DataflowRunner, FlinkRunner,
 SparkRunner, ...) runs the same generation as an Apache Beam pipeline.
@@ -25,6 +29,7 @@ from absl import logging
 
 from albert import cli
 from albert.pretraining_data.data_config import PretrainingDataConfig
+from albert.pretraining_data.data_config import OUTPUT_FORMATS
 from albert.pretraining_data.data_config import SENTENCE_TASKS
 from albert.pretraining_data.data_config import SINGLE_SEGMENT_RULES
 from albert.pretraining_data.pipeline import create_pretraining_data
@@ -122,6 +127,15 @@ DOCUMENT_POOL_SIZE = flags.DEFINE_integer(
     "Documents sampled from every block of the corpus to draw random B from "
     "(nsp, random_document). Changes the output.",
 )
+OUTPUT_FORMAT = flags.DEFINE_enum(
+    "output_format",
+    "examples",
+    list(OUTPUT_FORMATS),
+    "examples (the original's records: --dupe_factor copies of every "
+    "document, paired and masked) or documents (each document once, "
+    "tokenized; PretrainTask.input_format='documents' pairs and masks it "
+    "as it reads, anew every epoch). See docs/pretraining_data.md.",
+)
 NUM_OUTPUT_SHARDS = flags.DEFINE_integer(
     "num_output_shards",
     1,
@@ -181,11 +195,21 @@ def config_from_flags() -> PretrainingDataConfig:
     raise InputError("--do_permutation=True is not supported")
   if not BLOCK_SIZE_MB.value > 0:
     raise InputError(f"block_size_mb={BLOCK_SIZE_MB.value} must be > 0")
+  dupe_factor = DUPE_FACTOR.value
+  if OUTPUT_FORMAT.value == "documents":
+    if flags.FLAGS["dupe_factor"].present:
+      raise InputError(
+          f"--dupe_factor={dupe_factor} does not apply to "
+          "--output_format=documents: each document is written once and the "
+          "reader draws new pairs and masks every epoch; leave it out"
+      )
+    dupe_factor = 1
   return PretrainingDataConfig(
+      output_format=OUTPUT_FORMAT.value,
       max_seq_length=MAX_SEQ_LENGTH.value,
       max_predictions_per_seq=MAX_PREDICTIONS_PER_SEQ.value,
       random_seed=RANDOM_SEED.value,
-      dupe_factor=DUPE_FACTOR.value,
+      dupe_factor=dupe_factor,
       masked_lm_prob=MASKED_LM_PROB.value,
       short_seq_prob=SHORT_SEQ_PROB.value,
       ngram=NGRAM.value,

@@ -1,5 +1,9 @@
 """The same example generation as an Apache Beam pipeline.
 
+The documents format (`--output_format=documents`) goes the same way, one
+record per document, with its random-document pool written beside the
+manifest.
+
 The corpus is planned into the same byte-range blocks and pass groups as the
 local path (`corpus_reader.plan_blocks`, `block_generator.pass_groups`); each
 (block, passes) unit is one element, turned into examples by `generate_block`
@@ -20,6 +24,8 @@ live on gs://, s3://, hdfs://, ...
       --spm_model_file=gs://B/spm.model --num_output_shards=1024
 """
 
+import dataclasses
+import io
 import json
 from typing import Dict, Iterator, List, Sequence, Tuple
 
@@ -32,6 +38,7 @@ import numpy as np
 
 from albert.pretraining_data import corpus_reader
 from albert.pretraining_data import document_pool
+from albert.pretraining_data import documents_format
 from albert.pretraining_data import global_shuffle
 from albert.pretraining_data import manifest as manifest_lib
 from albert.pretraining_data import shards as shards_lib
@@ -124,16 +131,25 @@ class _GenerateBlock(_Tokenizing):
   def process(self, unit: Tuple, pool=None) -> Iterator:
     block, group, passes = unit
     stats = BlockStats()
-    examples = generate_block(
-        block,
-        self._tokenizer,
-        self._config,
-        stats,
-        passes=passes,
-        opener=_open,
-        num_shards=self._num_shards,
-        pool=pool,
-    )
+    if self._config.output_format == "documents":
+      examples = documents_format.document_examples(
+          block_documents(block, self._tokenizer, self._config, opener=_open),
+          block.index,
+          self._config,
+          stats,
+          self._num_shards,
+      )
+    else:
+      examples = generate_block(
+          block,
+          self._tokenizer,
+          self._config,
+          stats,
+          passes=passes,
+          opener=_open,
+          num_shards=self._num_shards,
+          pool=pool,
+      )
     for seq, example in enumerate(examples):
       yield example.shard, (
           (example.order, block.index, group, seq),
@@ -183,21 +199,58 @@ class _SumStats(beam.CombineFn):
     return accumulator.to_dict()
 
 
+def _write_pool(pool_shares, totals: Dict[str, int], path: str):
+  """The documents format's pool file (as pipeline._merge_pool_shares);
+  returns the manifest's "random_documents"."""
+  try:
+    pool = document_pool.merge(pool_shares)
+  except InputError:
+    return None
+  if len(pool) >= totals["documents"]:
+    return documents_format.POOL_FROM_SHARDS
+  buffer = io.BytesIO()
+  np.savez(buffer, **dataclasses.asdict(pool))
+  tmp = path + ".tmp"
+  with FileSystems.create(tmp) as f:
+    f.write(buffer.getvalue())
+  FileSystems.rename([tmp], [path])
+  return FileSystems.split(path)[1]
+
+
 def _write_manifest(
-    totals: Dict[str, int], shards: List[Dict], base: Dict, path: str
+    totals: Dict[str, int],
+    shards: List[Dict],
+    base: Dict,
+    path: str,
+    pool_shares=None,
 ) -> None:
+  config = base["config"]
+  documents = config.output_format == "documents"
   if not totals["examples"]:
     raise InputError(
-        "no examples: the input has no document that gives a "
+        "no documents of at least 2 tokens in the input"
+        if documents
+        else "no examples: the input has no document that gives a "
         "pair of segments"
     )
   shards = sorted(shards, key=lambda s: s["shard"])
+  extra = {}
+  if documents:
+    extra["random_documents"] = _write_pool(
+        pool_shares,
+        totals,
+        FileSystems.join(
+            FileSystems.split(path)[0], documents_format.RANDOM_DOCUMENTS_FILE
+        ),
+    )
+  count = "num_documents" if documents else "num_examples"
   manifest = manifest_lib.build_manifest(
+      **extra,
       totals=totals,
       shards=[
           {
               "file": FileSystems.split(s["file"])[1],
-              "num_examples": s["examples"],
+              count: s["examples"],
               "num_tokens": s["tokens"],
           }
           for s in shards
@@ -231,16 +284,22 @@ def build_pipeline(
         "--num_output_shards for several shards"
     )
   paths = shards_lib.numbered_names(names[0], num_output_shards)
-  pool = None
-  if config.uses_random_documents:
-    pool = beam.pvalue.AsSingleton(
+  pool = pool_shares = None
+  documents = config.output_format == "documents"
+  if config.uses_random_documents or documents:
+    # The documents format writes the pool for its reader (a second read of
+    # the blocks here; the local path samples it in the same pass).
+    pool_shares = (
         pipeline
         | "Blocks" >> beam.Create(list(blocks))
         | "SpreadBlocks" >> beam.Reshuffle()
         | "SamplePool"
         >> beam.ParDo(_SamplePool(tokenizer_file, config, len(blocks)))
         | "GatherPool" >> beam.combiners.ToList()
-        | "MergePool" >> beam.Map(document_pool.merge)
+    )
+  if config.uses_random_documents and not documents:
+    pool = beam.pvalue.AsSingleton(
+        pool_shares | "MergePool" >> beam.Map(document_pool.merge)
     )
   groups = pass_groups(len(blocks), config.dupe_factor)
   results = (
@@ -276,6 +335,7 @@ def build_pipeline(
       beam.pvalue.AsSingleton(shard_counts),
       manifest_base,
       manifest_path,
+      beam.pvalue.AsSingleton(pool_shares) if documents else None,
   )
 
 
@@ -306,6 +366,7 @@ def run(
   base = dict(
       config=config,
       inputs=inputs,
+      vocabulary=documents_format.vocabulary_entry(tokenizer),
       tokenizer=tokenizer_file.describe(tokenizer),
       compression="GZIP" if gzip else "",
   )

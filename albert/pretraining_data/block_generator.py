@@ -70,6 +70,8 @@ class BlockStats:
   example_tokens: int = 0  # Non-padding tokens, with [CLS] and [SEP].
   masked_positions: int = 0
   sentence_label_1: int = 0
+  # Documents of fewer than 2 tokens (the documents format counts them).
+  short_documents: int = 0
 
   def add(self, other: "BlockStats") -> "BlockStats":
     for field in dataclasses.fields(self):

@@ -14,6 +14,9 @@ from official.errors import InputError
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
 SINGLE_SEGMENT_RULES = ("split", "random_document")
+# "examples": masked pairs, dupe_factor copies (the original's records);
+# "documents": each document once, paired and masked as it is read.
+OUTPUT_FORMATS = ("examples", "documents")
 # [CLS] A [SEP] B [SEP] with at least one token in each of A and B.
 MIN_SEQ_LENGTH = 5
 
@@ -43,6 +46,11 @@ class PretrainingDataConfig:
       None: "random_document", except "split" for sentence_task "none".
     document_pool_size: documents sampled from the whole corpus, from every
       block, to draw random B from (NSP, random_document).
+    output_format: "examples" (the original's masked pairs, dupe_factor
+      passes) or "documents" (token ids once, dupe_factor 1; the trainer
+      pairs and masks them as it reads: docs/pretraining_data.md). The
+      pairing and masking options above are then recorded as the reader's
+      defaults.
   """
 
   max_seq_length: int = 512
@@ -59,6 +67,7 @@ class PretrainingDataConfig:
   block_bytes: int = 2 << 20
   single_segment: Optional[str] = None
   document_pool_size: int = 10000
+  output_format: str = "examples"
 
   def __post_init__(self):
     if self.max_seq_length < MIN_SEQ_LENGTH:
@@ -90,6 +99,17 @@ class PretrainingDataConfig:
           f"{', '.join(SENTENCE_TASKS)}"
       )
 
+    if self.output_format not in OUTPUT_FORMATS:
+      raise InputError(
+          f"output_format={self.output_format!r} must be one of "
+          f"{', '.join(OUTPUT_FORMATS)}"
+      )
+    if self.output_format == "documents" and self.dupe_factor != 1:
+      raise InputError(
+          f"dupe_factor={self.dupe_factor} does not apply to "
+          "output_format='documents': each document is written once and "
+          "gets new pairs and masks every epoch; leave dupe_factor out"
+      )
     if self.single_segment is None:
       rule = "split" if self.sentence_task == "none" else "random_document"
       object.__setattr__(self, "single_segment", rule)

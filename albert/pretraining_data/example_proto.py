@@ -98,7 +98,9 @@ _ORDER = tuple(f.record_name for f in features.PRETRAINING_FEATURES)
 
 def _feature_prefix(name: str, payload_length: int) -> bytes:
   """Everything of a map entry that precedes the packed values."""
-  tag = _FLOAT_LIST if _DTYPES[name] == "float32" else _INT64_LIST
+  if name not in _PREFIXES:
+    _PREFIXES[name] = _entry_prefix(name)
+  tag = _FLOAT_LIST if _DTYPES.get(name) == "float32" else _INT64_LIST
   if payload_length:
     value_list_length = 1 + len(varint(payload_length)) + payload_length
     value_list_prefix = bytes((_FIELD_1,)) + varint(payload_length)
@@ -122,7 +124,7 @@ _PREFIX_CACHE = {}
 
 
 def _feature(name: str, values: np.ndarray) -> bytes:
-  if _DTYPES[name] == "float32":
+  if _DTYPES.get(name) == "float32":
     packed = np.asarray(values, dtype="<f4").tobytes()
   else:
     packed = varints(values)
@@ -145,4 +147,17 @@ def serialize_example(values: Dict[str, np.ndarray]) -> bytes:
         f"features {sorted(values)} differ from the schema {sorted(_ORDER)}"
     )
   body = b"".join(_feature(name, values[name]) for name in _ORDER)
+  return _length_delimited(_FIELD_1, body)
+
+
+def serialize_int64_example(values: Dict[str, np.ndarray]) -> bytes:
+  """Wire bytes of an Example of int64 lists (any names, in dict order).
+
+  Args:
+    values: feature name -> 1-D array of non-negative ints (any length).
+  """
+  for name in values:
+    if name in _DTYPES:
+      raise ValueError(f"{name!r} is a feature of the examples schema")
+  body = b"".join(_feature(name, v) for name, v in values.items())
   return _length_delimited(_FIELD_1, body)

@@ -34,6 +34,7 @@ from absl import logging
 
 from albert.pretraining_data import corpus_reader
 from albert.pretraining_data import document_pool
+from albert.pretraining_data import documents_format
 from albert.pretraining_data import global_shuffle
 from albert.pretraining_data import manifest as manifest_lib
 from albert.pretraining_data import shards as shards_lib
@@ -115,8 +116,15 @@ class _Job:
     )
 
   @property
+  def documents(self) -> bool:
+    return self.config.output_format == "documents"
+
+  @property
   def pool_path(self) -> Optional[str]:
-    return self.staging.pool if self.config.uses_random_documents else None
+    """The pool sampled before generation (examples that draw random B)."""
+    if self.documents or not self.config.uses_random_documents:
+      return None
+    return self.staging.pool
 
   def resume(self, progress: ProgressReporter) -> List:
     """Reads what earlier runs finished; returns the units still to do."""
@@ -140,6 +148,7 @@ class _Job:
                 self.staging.path,
                 len(self.paths),
                 self.pool_path,
+                len(self.blocks),
             )
         )
     return tasks
@@ -150,12 +159,13 @@ class _Job:
     for unit in self.units:
       totals.add(BlockStats(**self.unit_stats[unit]))
     entries = []
+    count = "num_documents" if self.documents else "num_examples"
     for shard, path in enumerate(self.paths):
       marker = self.shard_done[shard]
       entries.append(
           {
               "file": os.path.basename(path),
-              "num_examples": marker["examples"],
+              count: marker["examples"],
               "num_tokens": marker["tokens"],
           }
       )
@@ -245,6 +255,13 @@ def create_pretraining_data(
         max(1, int(shuffle_memory_mb * (1 << 20))),
     )
     totals, shard_entries, mixing = job.totals()
+    if job.documents and not totals.examples:
+      raise InputError(
+          f"no documents: the input has no document of at least "
+          f"{documents_format.MIN_TOKENS} tokens ({totals.documents} "
+          f"documents, {totals.input_tokens} tokens); check the input format "
+          f"and the tokenizer ({tokenizer_file.what})"
+      )
     if not totals.examples:
       raise InputError(
           f"no examples: the input has no document that gives a pair of "
@@ -258,7 +275,32 @@ def create_pretraining_data(
       if not os.listdir(directory):
         os.rmdir(directory)
     raise
+  extra_files, pool_file = [], None
+  if job.documents:
+    if totals.short_documents:
+      logging.warning(
+          "%d of %d documents have fewer than %d tokens and give no pair: "
+          "left out (the manifest's num_short_documents)",
+          totals.short_documents,
+          totals.documents,
+          documents_format.MIN_TOKENS,
+      )
+    pool_file = _merge_pool_shares(job, totals.documents)
+    if pool_file and pool_file != documents_format.POOL_FROM_SHARDS:
+      extra_files.append(
+          (
+              pool_file,
+              os.path.join(
+                  os.path.dirname(job.manifest_path),
+                  documents_format.RANDOM_DOCUMENTS_FILE,
+              ),
+          )
+      )
   manifest = manifest_lib.build_manifest(
+      vocabulary=documents_format.vocabulary_entry(tokenizer),
+      random_documents=(
+          documents_format.RANDOM_DOCUMENTS_FILE if extra_files else pool_file
+      ),
       config=config,
       inputs=job.inputs,
       tokenizer=dataclasses.replace(
@@ -270,14 +312,37 @@ def create_pretraining_data(
       mixing=mixing,
   )
   manifest["fingerprint"] = job.fingerprint
-  job.staging.commit(job.paths, job.manifest_path, manifest)
+  job.staging.commit(job.paths, job.manifest_path, manifest, extra_files)
   logging.info(
-      "Wrote %d examples in %d shards; manifest %s",
+      "Wrote %d %s in %d shards; manifest %s",
       totals.examples,
+      config.output_format,
       len(job.paths),
       job.manifest_path,
   )
   return manifest
+
+
+def _merge_pool_shares(job: _Job, num_documents: int) -> Optional[str]:
+  """The documents format's random-document pool: the blocks' shares
+  merged into the staged pool file, or "shards" when the pool is every
+  document (a corpus of at most document_pool_size documents: the reader
+  takes them from the shards, and the disk holds no second copy), or None
+  when the corpus has fewer than 2 documents."""
+  if os.path.exists(job.staging.pool):
+    return job.staging.pool
+  shares = [
+      (block.index, document_pool.DocumentPool.load(job.staging.pool_share(i)))
+      for i, block in enumerate(job.blocks)
+  ]
+  try:
+    pool = document_pool.merge(shares)
+  except InputError:
+    return None
+  if len(pool) >= num_documents:
+    return documents_format.POOL_FROM_SHARDS
+  pool.save(job.staging.pool)
+  return job.staging.pool
 
 
 def _missing_directories(directories: Sequence[str]) -> List[str]:

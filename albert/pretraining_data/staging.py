@@ -2,6 +2,7 @@
 
 Layout of `.STEM.partial-FINGERPRINT/` beside the first shard:
   pool.npz                   random documents (NSP, random_document)
+  pool-block-000012.npz      the documents format: block 12's pool share
   block-000012.003.rec       records of block 12, pass group 3 (a "unit"),
                              sorted by (shard, order) (see global_shuffle)
   block-000012.003.idx.npy   per record: shard, order, framed length,
@@ -117,6 +118,11 @@ class StagingDirectory:
   @property
   def pool(self) -> str:
     return os.path.join(self.path, "pool.npz")
+
+  def pool_share(self, block: int) -> str:
+    """A block's share of the pool (the documents format samples it with
+    the block's documents)."""
+    return os.path.join(self.path, f"pool-block-{block:06d}.npz")
 
   def unit_stats(self, unit: Tuple[int, int]) -> Optional[dict]:
     return _read_json(self.part(unit) + ".json")
@@ -258,14 +264,22 @@ class StagingDirectory:
           os.remove(path)
 
   def commit(
-      self, paths: Sequence[str], manifest_path: str, manifest: dict
+      self,
+      paths: Sequence[str],
+      manifest_path: str,
+      manifest: dict,
+      extra_files: Sequence[Tuple[str, str]] = (),
   ) -> None:
-    """Moves the shards, then the manifest, into place; removes staging."""
+    """Moves the shards and any (staged, destination) extra files, then
+    the manifest, into place; removes staging."""
     if os.path.exists(manifest_path):
       os.remove(manifest_path)  # No manifest while shards are replaced.
     for shard, path in enumerate(paths):
       if os.path.exists(self.shard(shard)):  # Else moved by an earlier try.
         move(self.shard(shard), path)
+    for staged, destination in extra_files:
+      if os.path.exists(staged):
+        move(staged, destination)
     write_json_atomic(manifest_path, manifest)
     self.remove()
 

@@ -17,6 +17,7 @@ import time
 from typing import Iterator, Optional, Tuple
 
 from albert.pretraining_data import document_pool
+from albert.pretraining_data import documents_format
 from albert.pretraining_data.block_generator import block_documents
 from albert.pretraining_data.block_generator import BlockStats
 from albert.pretraining_data.block_generator import generate_block
@@ -81,9 +82,29 @@ def _pool(path: Optional[str]):
 
 
 def write_unit(task) -> Tuple[Tuple[int, int], dict]:
-  """Worker: one block and group of passes -> a record file in staging."""
-  block, group, passes, staging_path, num_shards, pool_path = task
+  """Worker: one block and group of passes -> a record file in staging.
+
+  The documents format writes the block's documents once, and its share of
+  the random-document pool beside them (before the unit counts as done).
+  """
+  block, group, passes, staging_path, num_shards, pool_path, num_blocks = task
   stats = BlockStats()
+  config = _worker_state["config"]
+  staging = StagingDirectory(staging_path)
+  if config.output_format == "documents":
+    documents = block_documents(block, _worker_state["tokenizer"], config)
+    document_pool.sample_block(documents, block.index, num_blocks, config).save(
+        staging.pool_share(block.index)
+    )
+    unit = (block.index, group)
+    return unit, staging.write_unit(
+        unit,
+        documents_format.document_examples(
+            documents, block.index, config, stats, num_shards
+        ),
+        stats,
+        num_shards,
+    )
   examples = generate_block(
       block,
       _worker_state["tokenizer"],

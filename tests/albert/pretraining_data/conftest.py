@@ -66,3 +66,61 @@ def documents(corpus_path, tokenizer):
   return tokenize_documents(
       corpus_reader.read_documents(block, 1 << 30), tokenizer
   )
+
+
+@pytest.fixture(scope="session")
+def documents_data(data_dir, corpus_path, spm_model):
+  """(manifest, shard pattern) of the sample corpus in the documents format,
+  with the statistics dataset's block size and the split rule."""
+  config = PretrainingDataConfig(
+      output_format="documents",
+      dupe_factor=1,
+      block_bytes=STATS_CONFIG["block_bytes"],
+      single_segment="split",
+  )
+  out = data_dir / "documents"
+  manifest = create_pretraining_data(
+      input_file=corpus_path,
+      output_file=str(out / "docs.tfrecord"),
+      spm_model_file=spm_model,
+      config=config,
+      num_output_shards=2,
+      num_workers=2,
+  )
+  return manifest, str(out / "docs-*.tfrecord")
+
+
+def read_documents_examples(pattern, num_examples, **overrides):
+  """`num_examples` training examples of the documents reader, as the
+  statistics dataset's arrays (record names, numpy)."""
+  from albert import documents_data as reader
+  from albert import features
+
+  options = dict(
+      seq_length=STATS_CONFIG["max_seq_length"],
+      max_predictions_per_seq=STATS_CONFIG["max_predictions_per_seq"],
+      sentence_task="sop",
+      batch_size=256,
+      training=True,
+      seed=5,
+      shuffle_buffer_size=1000,
+  )
+  options.update(overrides)
+  dataset = reader.documents_dataset(pattern, **options)
+  batches = list(dataset.take(-(-num_examples // options["batch_size"])))
+  arrays = {}
+  for f in features.PRETRAINING_FEATURES:
+    value = np.concatenate([b[f.model_name].numpy() for b in batches])
+    arrays[f.record_name] = value[:num_examples]
+  arrays["next_sentence_labels"] = arrays["next_sentence_labels"][:, None]
+  return arrays
+
+
+@pytest.fixture(scope="session")
+def documents_stats(documents_data, stats_dataset):
+  """(manifest, config, arrays) of the documents reader, as many examples
+  as the offline statistics dataset (4 passes: about 4 epochs)."""
+  manifest, pattern = documents_data
+  _, config, offline, _ = stats_dataset
+  arrays = read_documents_examples(pattern, len(offline["input_ids"]))
+  return manifest, config, arrays

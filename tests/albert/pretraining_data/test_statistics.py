@@ -10,15 +10,22 @@ import numpy as np
 import pytest
 
 
-@pytest.fixture(scope="module")
-def records(stats_dataset):
-  manifest, config, arrays, _ = stats_dataset
+@pytest.fixture(scope="module", params=["examples", "documents"])
+def records(request, stats_dataset):
+  """The offline generator's records, or as many examples of the same
+  corpus paired and masked as read from the documents format: every test
+  below holds for both."""
+  if request.param == "examples":
+    manifest, config, arrays, _ = stats_dataset
+  else:
+    manifest, config, arrays = request.getfixturevalue("documents_stats")
   lengths = arrays["input_mask"].sum(axis=1)
   return manifest, config, arrays, lengths
 
 
-def test_record_count_and_manifest(records):
-  manifest, config, arrays, lengths = records
+def test_record_count_and_manifest(stats_dataset):
+  manifest, config, arrays, _ = stats_dataset
+  lengths = arrays["input_mask"].sum(axis=1)
   n = len(arrays["input_ids"])
   assert n > 3000
   assert manifest["num_examples"] == n
@@ -109,7 +116,8 @@ def test_sentence_order_labels_are_balanced(records):
   labels = arrays["next_sentence_labels"][:, 0]
   assert set(np.unique(labels)) == {0, 1}
   assert abs(labels.mean() - 0.5) < 0.03
-  assert manifest["sentence_label_1_fraction"] == pytest.approx(labels.mean())
+  if "sentence_label_1_fraction" in manifest:  # Not the documents format.
+    assert manifest["sentence_label_1_fraction"] == pytest.approx(labels.mean())
 
 
 def test_masked_runs_in_whole_words_match_the_original(records):
@@ -128,9 +136,50 @@ def test_masked_runs_in_whole_words_match_the_original(records):
   assert share[3] < 0.05  # Longer runs only where two n-grams touch.
 
 
+def _shares(arrays, mask_id):
+  """Per-example and per-masked-position figures of one dataset."""
+  lengths = arrays["input_mask"].sum(axis=1)
+  weights = arrays["masked_lm_weights"] > 0
+  inputs = np.take_along_axis(
+      arrays["input_ids"], arrays["masked_lm_positions"], axis=1
+  )[weights]
+  labels = arrays["masked_lm_ids"][weights]
+  return {
+      "tokens per example": lengths.astype(float),
+      "masked per token": weights.sum(axis=1) / lengths,
+      "short (< 64 tokens)": (lengths < 64).astype(float),
+      "segment A share": (
+          (arrays["segment_ids"] == 0) & (arrays["input_mask"] > 0)
+      ).sum(axis=1)
+      / lengths,
+      "label 1": arrays["next_sentence_labels"][:, 0].astype(float),
+      "[MASK] share": (inputs == mask_id).astype(float),
+      "kept share": (inputs == labels).astype(float),
+  }
+
+
+def test_documents_match_the_offline_generator(
+    stats_dataset, documents_stats, tokenizer
+):
+  # Two samples of the same corpus with the same options: every mean within
+  # 4 standard errors of their difference (the shapes above are checked for
+  # each on its own).
+  offline = _shares(stats_dataset[2], tokenizer.mask_id)
+  dynamic = _shares(documents_stats[2], tokenizer.mask_id)
+  for name, a in offline.items():
+    b = dynamic[name]
+    error = np.sqrt(a.var() / len(a) + b.var() / len(b))
+    assert abs(a.mean() - b.mean()) < 4 * error + 1e-9, (
+        name,
+        a.mean(),
+        b.mean(),
+        error,
+    )
+
+
 @pytest.mark.slow
 def test_random_document_gives_the_original_label_share(
-    records, tmp_path, corpus_path, spm_model
+    stats_dataset, tmp_path, corpus_path, spm_model
 ):
   # The original pairs every single-segment chunk with a random document
   # and labels it 1; --single_segment=random_document must give the label-1
@@ -139,6 +188,7 @@ def test_random_document_gives_the_original_label_share(
   from albert.pretraining_data.data_config import PretrainingDataConfig
   from albert.pretraining_data.original_baseline import run_original_baseline
   from albert.pretraining_data.pipeline import create_pretraining_data
+  from tests.albert.pretraining_data.conftest import read_documents_examples
   from tests.albert.pretraining_data.conftest import STATS_CONFIG
 
   config = PretrainingDataConfig(
@@ -157,7 +207,23 @@ def test_random_document_gives_the_original_label_share(
     )
   ours = manifest["sentence_label_1_fraction"]
   original = baseline["sentence_label_1"] / baseline["examples"]
-  split = records[0]["sentence_label_1_fraction"]
+  split = stats_dataset[0]["sentence_label_1_fraction"]
   assert abs(ours - original) < 0.03, (ours, original)
+  # The same rule paired as read from the documents format.
+  create_pretraining_data(
+      input_file=corpus_path,
+      output_file=str(tmp_path / "documents" / "docs.tfrecord"),
+      spm_model_file=spm_model,
+      config=PretrainingDataConfig(
+          output_format="documents",
+          dupe_factor=1,
+          block_bytes=STATS_CONFIG["block_bytes"],
+          single_segment="random_document",
+      ),
+  )
+  dynamic = read_documents_examples(
+      str(tmp_path / "documents" / "docs.tfrecord"), baseline["examples"]
+  )["next_sentence_labels"].mean()
+  assert abs(dynamic - original) < 0.03, (dynamic, original)
   assert abs(split - 0.5) < 0.02
   assert ours > split + 0.05, (ours, split)

@@ -1,0 +1,361 @@
+"""`documents_dataset`: documents-format shards -> batches, masked as read.
+
+Shards of `create_pretraining_data --output_format=documents` hold each
+document once; this pipeline pairs and masks them inside `tf.data` with the
+offline generator's code (`pretraining_data.dynamic_masking`), new pairs and
+masks every epoch, and gives the same batches as `data.pretraining_dataset`.
+
+Order, as the examples reader: every epoch the file list is shuffled (seeded
+by the seed and the epoch), `cycle_length` files are read interleaved, the
+documents are paired (a batch of documents per call), the pairs pass through
+a shuffle buffer of `shuffle_buffer_size`, then they are batched and masked.
+
+What a pair and its masks are depends only on the seed, the epoch and the
+document (see dynamic_masking), so any number of input pipelines or hosts
+gives the same examples. Resuming skips the pairs already consumed after the
+shuffle buffer and before masking: a resumed run pairs the documents it has
+read again (the cheaper stage, about a third of the work) and masks only what
+it trains on.
+
+Options come from the data's manifest ("flags", "vocabulary"): the
+sequence length, masked positions and sentence task are the run's
+(`PretrainTask`), so one documents dataset serves any of them; the rest
+(masked_lm_prob, short_seq_prob, ngram, whole-word masking, the
+single-segment rule) are what was given to create_pretraining_data.
+"""
+
+import dataclasses
+import json
+import os
+from typing import List, Optional
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from albert import data
+from albert import features
+from albert.pretraining_data import documents_format
+from albert.pretraining_data.data_config import PretrainingDataConfig
+from albert.pretraining_data.document_pool import DocumentPool
+from albert.pretraining_data.dynamic_masking import DynamicExamples
+from albert.pretraining_data.dynamic_masking import PAIR_FIELDS
+from albert.pretraining_data.instances import Document
+from official.benchmark.cpu_info import available_cores
+from official.core.input_pipeline import resumable_batches
+from official.errors import InputError
+
+# Documents paired per call (amortises the Python call).
+DOCUMENTS_PER_CALL = 32
+# Options of the manifest's flags that the run may not change between
+# directories read together.
+_PAIRING_OPTIONS = (
+    "masked_lm_prob",
+    "short_seq_prob",
+    "ngram",
+    "favor_shorter_ngram",
+    "do_whole_word_mask",
+    "single_segment",
+)
+_SPEC = {
+    "token_ids": tf.io.RaggedFeature(tf.int64),
+    "segment_lengths": tf.io.RaggedFeature(tf.int64),
+    "document_id": tf.io.FixedLenFeature([1], tf.int64),
+}
+
+
+@dataclasses.dataclass
+class DocumentsData:
+  """The manifests of a documents dataset, read and checked.
+
+  Attributes:
+    files: the shards, sorted.
+    manifests: (path, manifest) of every shard directory.
+    flags: the first manifest's generation options.
+    vocabulary: the data's tables.
+    compression: "GZIP" or None.
+  """
+
+  files: List[str]
+  manifests: list
+  flags: dict
+  vocabulary: documents_format.Vocabulary
+  compression: Optional[str]
+
+  def config(
+      self, seq_length: int, max_predictions_per_seq: int, sentence_task: str
+  ) -> PretrainingDataConfig:
+    """The pairing and masking options of a run."""
+    flags = dict(self.flags)
+    single = flags.get("single_segment")
+    if sentence_task == "none" and single == "random_document":
+      single = None  # The rule of "none" (split).
+    flags.update(
+        max_seq_length=seq_length,
+        max_predictions_per_seq=max_predictions_per_seq,
+        sentence_task=sentence_task,
+        single_segment=single,
+        output_format="examples",
+        dupe_factor=1,
+    )
+    return PretrainingDataConfig(**flags)
+
+  def pool(self) -> DocumentPool:
+    """Random documents: every manifest's pool file, or the documents of
+    its shards where the pool is all of them."""
+    pools = []
+    for path, manifest in self.manifests:
+      where = manifest.get("random_documents")
+      directory = os.path.dirname(path)
+      if where == documents_format.POOL_FROM_SHARDS:
+        pools.append(_read_documents(self._files_in(directory)))
+      elif where:
+        local = os.path.join(directory, where)
+        with tf.io.gfile.GFile(local, "rb") as f:
+          pools.append(DocumentPool.load(f))
+      else:
+        raise InputError(
+            f"{path}: the corpus has fewer than 2 documents, so it has no "
+            "random documents for --sentence_task=nsp or the random_document "
+            "rule: use PretrainTask.sentence_task='none' or more text"
+        )
+    return DocumentPool.concatenate(pools) if len(pools) > 1 else pools[0]
+
+  def _files_in(self, directory: str) -> List[str]:
+    return [f for f in self.files if os.path.dirname(f) == directory]
+
+
+def read_documents_data(file_pattern: str, what: str) -> DocumentsData:
+  """Matches the shards and reads their manifests, one line on error.
+
+  Raises:
+    InputError: no manifest, a manifest of the examples format, manifests of
+      two vocabularies or pairing options, or a damaged manifest.
+  """
+  files = data.match_files(file_pattern, what=what)
+  manifests = []
+  for directory in sorted({os.path.dirname(f) for f in files}):
+    path = os.path.join(directory, "manifest.json")
+    if not tf.io.gfile.exists(path):
+      raise InputError(
+          f"{directory}: no manifest.json beside the shards of {what}; "
+          "documents data is read with its manifest: make it with "
+          "tools/create_pretraining_data.py --output_format=documents"
+      )
+    try:
+      with tf.io.gfile.GFile(path) as f:
+        manifest = json.load(f)
+    except ValueError as e:
+      raise InputError(f"{path}: not a JSON manifest ({e})") from e
+    if manifest.get("format") != documents_format.FORMAT:
+      raise InputError(
+          f"{path}: the shards hold examples "
+          f"({manifest.get('format', 'no format')}), not documents: set "
+          "PretrainTask.input_format='examples' to read them, or make the "
+          "data with --output_format=documents"
+      )
+    manifests.append((path, manifest))
+  first_path, first = manifests[0]
+  for path, manifest in manifests[1:]:
+    if manifest["tokenizer"]["sha256"] != first["tokenizer"]["sha256"]:
+      raise InputError(
+          f"{path}: made with another vocabulary "
+          f"({manifest['tokenizer'].get('path')}) than {first_path} "
+          f"({first['tokenizer'].get('path')}); read data of one vocabulary"
+      )
+    for option in _PAIRING_OPTIONS:
+      if manifest["flags"].get(option) != first["flags"].get(option):
+        raise InputError(
+            f"{path}: {option}={manifest['flags'].get(option)} but "
+            f"{first_path} has {first['flags'].get(option)}; read data made "
+            "with one set of pairing and masking options"
+        )
+  try:
+    vocabulary = documents_format.vocabulary_from_entry(first["vocabulary"])
+  except (KeyError, ValueError, TypeError) as e:
+    raise InputError(f"{first_path}: damaged vocabulary entry ({e})") from e
+  return DocumentsData(
+      files,
+      manifests,
+      first["flags"],
+      vocabulary,
+      data.compression_of(files),
+  )
+
+
+def _read_documents(files: List[str]) -> DocumentPool:
+  """Every document of some shards, as a pool (small corpora only)."""
+  documents, keys = [], []
+  dataset = tf.data.TFRecordDataset(
+      files, compression_type=data.compression_of(files)
+  )
+  for batch in dataset.batch(1024):
+    parsed = tf.io.parse_example(batch, _SPEC)
+    for tokens, lengths, key in zip(
+        parsed["token_ids"].numpy(),
+        parsed["segment_lengths"].numpy(),
+        parsed["document_id"][:, 0].numpy(),
+    ):
+      offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+      np.cumsum(lengths, out=offsets[1:])
+      documents.append(Document(tokens.astype(np.int32), offsets))
+      keys.append(int(key))
+  return DocumentPool.from_documents(documents, keys)
+
+
+def check_first_record(files: List[str], compression) -> None:
+  """The first record is a document (else one line naming the file)."""
+  for raw in tf.data.TFRecordDataset(
+      files[:1], compression_type=compression
+  ).take(1):
+    example = tf.train.Example.FromString(raw.numpy())
+    names = set(example.features.feature)
+    if not set(documents_format.FEATURES) <= names:
+      raise InputError(
+          f"{files[0]}: not a documents record (features "
+          f"{', '.join(sorted(names)) or 'none'}): set "
+          "PretrainTask.input_format='examples' for examples shards"
+      )
+    return
+  raise InputError(f"{files[0]} holds no records")
+
+
+def documents_dataset(
+    file_pattern: str,
+    *,
+    seq_length: int,
+    max_predictions_per_seq: int,
+    sentence_task: str,
+    batch_size: int,
+    training: bool,
+    input_context: Optional[tf.distribute.InputContext] = None,
+    seed: int = 0,
+    masking_seed: Optional[int] = None,
+    skip_examples: int = 0,
+    shuffle_buffer_size: int = 10000,
+    cycle_length: Optional[int] = None,
+    vocab_size: Optional[int] = None,
+) -> tf.data.Dataset:
+  """Batches of model inputs from documents shards, paired and masked here.
+
+  Args (as `data.pretraining_dataset`, and):
+    sentence_task: "sop", "nsp" or "none".
+    seed: the file and buffer shuffles' seed, and the masks' when
+      masking_seed is None: then every epoch gets new pairs and masks.
+    masking_seed: pins the pairs and masks: the same every epoch.
+  """
+  source = read_documents_data(file_pattern, "PretrainTask data")
+  config = source.config(seq_length, max_predictions_per_seq, sentence_task)
+  pool = source.pool() if config.uses_random_documents else None
+  examples = DynamicExamples(
+      config,
+      source.vocabulary,
+      pool,
+      seed if masking_seed is None else masking_seed,
+      pinned=masking_seed is not None,
+  )
+  files = source.files
+  num_pipelines = input_context.num_input_pipelines if input_context else 1
+  pipeline_id = input_context.input_pipeline_id if input_context else 0
+  split_files = num_pipelines > 1 and len(files) >= num_pipelines
+  if split_files:
+    files = files[pipeline_id::num_pipelines]
+  cycle = min(cycle_length or available_cores(), len(files))
+  logging.info(
+      "Pairing and masking %d documents files as read (%d interleaved, "
+      "seq %d, %d predictions, %s, %s masks)",
+      len(files),
+      cycle,
+      seq_length,
+      max_predictions_per_seq,
+      sentence_task,
+      "pinned" if masking_seed is not None else "per-epoch",
+  )
+  names = tf.constant(files)
+  compression = source.compression
+
+  def epoch_documents(epoch):
+    order = names
+    if training:
+      order = tf.random.experimental.stateless_shuffle(
+          names, seed=tf.stack([tf.constant(seed, tf.int64), epoch])
+      )
+    documents = tf.data.Dataset.from_tensor_slices(order).interleave(
+        lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
+        cycle_length=cycle,
+        block_length=1,
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    )
+    if num_pipelines > 1 and not split_files:
+      documents = documents.shard(num_pipelines, pipeline_id)
+    return documents.map(lambda record: (epoch, record))
+
+  epochs = tf.data.Dataset.range(np.iinfo(np.int64).max if training else 1)
+  documents = epochs.flat_map(epoch_documents).batch(DOCUMENTS_PER_CALL)
+
+  def pair(epoch, records):
+    parsed = tf.io.parse_example(records, _SPEC)
+    tokens, lengths = parsed["token_ids"], parsed["segment_lengths"]
+    outputs = tf.numpy_function(
+        examples.pairs,
+        [
+            epoch,
+            parsed["document_id"][:, 0],
+            tokens.flat_values,
+            tokens.row_splits,
+            lengths.flat_values,
+            lengths.row_splits,
+        ],
+        [tf.int32, tf.int32, tf.int32, tf.int32, tf.int64, tf.int64, tf.int32],
+        stateful=False,
+    )
+    outputs[0].set_shape([None, seq_length])
+    for tensor in outputs[1:]:
+      tensor.set_shape([None])
+    return dict(zip(PAIR_FIELDS, outputs))
+
+  pairs = documents.map(
+      pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+  ).unbatch()
+  record_features = features.PRETRAINING_FEATURES
+
+  def mask_arrays(*arrays):
+    masked = examples.mask(*arrays)
+    return tuple(masked[f.record_name] for f in record_features)
+
+  def mask(batch):
+    outputs = tf.numpy_function(
+        mask_arrays,
+        [batch[name] for name in PAIR_FIELDS],
+        [
+            tf.float32 if f.dtype == "float32" else tf.int32
+            for f in record_features
+        ],
+        stateful=False,
+    )
+    lengths = features.feature_lengths(seq_length, max_predictions_per_seq)
+    result = {}
+    for f, value in zip(record_features, outputs):
+      value.set_shape([None, lengths[f.record_name]])
+      if f.record_name == "next_sentence_labels":
+        value = value[:, 0]
+      result[f.model_name] = value
+    if vocab_size:
+      for name in ("input_word_ids", "masked_lm_ids"):
+        tf.debugging.assert_less(
+            result[name],
+            vocab_size,
+            message=f"{data.TOKEN_ID_ERROR} ({name}, vocab_size {vocab_size})",
+        )
+    return result
+
+  return resumable_batches(
+      pairs,
+      parse=mask,
+      batch_size=batch_size,
+      training=training,
+      seed=seed + 1,
+      skip_examples=skip_examples,
+      shuffle_buffer_size=shuffle_buffer_size,
+  )

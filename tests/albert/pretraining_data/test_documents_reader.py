@@ -1,0 +1,238 @@
+"""The documents reader: determinism, resume, and its one-line errors. Its
+statistics against the offline generator are in
+pretraining_data/test_statistics.py."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert import documents_data
+from albert.pretrain_task import PretrainTask
+from albert.modeling.config import AlbertConfig
+from albert.pretraining_data import documents_format
+from albert.pretraining_data.data_config import PretrainingDataConfig
+from albert.pretraining_data.document_pool import DocumentPool
+from albert.pretraining_data.dynamic_masking import DynamicExamples
+from albert.pretraining_data.instances import Document
+from albert.pretraining_data.pipeline import create_pretraining_data
+from official.errors import InputError
+from official.io.tfrecord import TFRecordWriter
+from tests.conftest import VOCAB_SIZE
+
+SEQ, PRED = 64, 10
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory, corpus_path, spm_model):
+  """A documents dataset of the sample corpus: 3 shards, SOP with the
+  original's random_document rule (so the pool is used)."""
+  out = tmp_path_factory.mktemp("documents")
+  create_pretraining_data(
+      input_file=corpus_path,
+      output_file=str(out / "docs.tfrecord"),
+      spm_model_file=spm_model,
+      config=PretrainingDataConfig(
+          output_format="documents", dupe_factor=1, block_bytes=96 << 10
+      ),
+      num_output_shards=3,
+  )
+  return out
+
+
+def _dataset(directory, **overrides):
+  options = dict(
+      seq_length=SEQ,
+      max_predictions_per_seq=PRED,
+      sentence_task="sop",
+      batch_size=32,
+      training=False,
+      seed=3,
+      shuffle_buffer_size=200,
+  )
+  options.update(overrides)
+  return documents_data.documents_dataset(
+      str(directory / "docs-*.tfrecord"), **options
+  )
+
+
+def _rows(dataset):
+  """Every example as bytes of its inputs, labels and masks, sorted."""
+  rows = []
+  for batch in dataset:
+    arrays = [
+        batch[name].numpy().reshape(len(batch["input_word_ids"]), -1)
+        for name in sorted(batch)
+    ]
+    rows.extend(
+        b"".join(a[r].astype(np.float32).tobytes() for a in arrays)
+        for r in range(len(arrays[0]))
+    )
+  return sorted(rows)
+
+
+def test_examples_do_not_depend_on_the_input_pipelines(docs):
+  # One pass (epoch 0): the same examples from one pipeline, from 2
+  # pipelines (files split) and from 4 (documents split), and with another
+  # cycle length.
+  one = _rows(_dataset(docs))
+  assert len(one) > 1000
+  for pipelines in (2, 4):
+    parts = []
+    for i in range(pipelines):
+      context = tf.distribute.InputContext(pipelines, i, pipelines)
+      parts += _rows(_dataset(docs, input_context=context))
+    assert sorted(parts) == one, pipelines
+  assert _rows(_dataset(docs, cycle_length=1)) == one
+
+
+def test_resume_continues_the_same_stream(docs):
+  # skip_examples after the shuffle buffer: the tail of the uninterrupted
+  # stream, bit for bit, from a point past the first epoch.
+  epoch = sum(len(b["input_word_ids"]) for b in _dataset(docs))
+  total, skip = 80, 60
+  assert epoch < skip * 32
+  full = [
+      {k: v.numpy() for k, v in b.items()}
+      for b in _dataset(docs, training=True).take(total)
+  ]
+  resumed = [
+      {k: v.numpy() for k, v in b.items()}
+      for b in _dataset(docs, training=True, skip_examples=skip * 32).take(
+          total - skip
+      )
+  ]
+  assert len(resumed) == total - skip
+  for a, b in zip(full[skip:], resumed):
+    for name in a:
+      np.testing.assert_array_equal(a[name], b[name])
+  # Another seed, another stream.
+  other = next(iter(_dataset(docs, training=True, seed=4)))
+  assert not np.array_equal(
+      other["input_word_ids"].numpy(), full[0]["input_word_ids"]
+  )
+
+
+def test_new_pairs_and_masks_every_epoch_unless_pinned(docs):
+  source = documents_data.read_documents_data(
+      str(docs / "docs-*.tfrecord"), "data"
+  )
+  config = source.config(SEQ, PRED, "sop")
+  pool = source.pool()
+  document = pool.document(0)
+  key = int(pool.keys[0])
+
+  def masked(examples, epoch):
+    pairs = examples.document_pairs(epoch, key, document)
+    rows = examples.pairs(
+        np.array([epoch]),
+        np.array([key]),
+        document.tokens,
+        np.array([0, len(document.tokens)]),
+        np.diff(document.offsets),
+        np.array([0, document.num_segments]),
+    )
+    return len(pairs), examples.mask(*rows)["input_ids"]
+
+  dynamic = DynamicExamples(config, source.vocabulary, pool, seed=3)
+  n0, epoch0 = masked(dynamic, 0)
+  n1, epoch1 = masked(dynamic, 1)
+  assert n0 >= 2
+  assert (n0, epoch0.tobytes()) != (n1, epoch1.tobytes())
+  assert masked(dynamic, 0)[1].tobytes() == epoch0.tobytes()
+  pinned = DynamicExamples(config, source.vocabulary, pool, seed=9, pinned=1)
+  assert masked(pinned, 0)[1].tobytes() == masked(pinned, 7)[1].tobytes()
+
+
+def _copy(docs, target, edit=None):
+  shutil.copytree(docs, target)
+  if edit:
+    manifest = json.loads((target / "manifest.json").read_text())
+    edit(manifest)
+    (target / "manifest.json").write_text(json.dumps(manifest))
+  return target
+
+
+def _task(pattern, **overrides):
+  return PretrainTask(
+      train_file_pattern=pattern,
+      seq_length=SEQ,
+      max_predictions_per_seq=PRED,
+      model_config=AlbertConfig(vocab_size=VOCAB_SIZE),
+      **{"input_format": "documents", **overrides},
+  )
+
+
+def test_one_line_errors(docs, tmp_path, stats_dataset):
+  # Examples read as documents, and the reverse.
+  examples_files = stats_dataset[3]
+  with pytest.raises(InputError, match="hold examples .* not documents"):
+    _task(examples_files[0]).validate_data()
+  with pytest.raises(ValueError, match="a documents shard .*input_format"):
+    _task(str(docs / "docs-*"), input_format="examples").validate_data()
+  # No manifest.
+  bare = tmp_path / "bare"
+  bare.mkdir()
+  shutil.copy(docs / "docs-00000-of-00003.tfrecord", bare / "d.tfrecord")
+  with pytest.raises(InputError, match="no manifest.json beside"):
+    _task(str(bare / "*")).validate_data()
+  # Two vocabularies read together.
+  other = _copy(
+      docs,
+      tmp_path / "other",
+      lambda m: m["tokenizer"].update(sha256="0" * 64, path="other.model"),
+  )
+  with pytest.raises(InputError, match="made with another vocabulary"):
+    _task(f"{docs}/docs-*,{other}/docs-*").validate_data()
+  # A model with fewer pieces than the data.
+  with pytest.raises(InputError, match="AlbertConfig.vocab_size=100"):
+    PretrainTask(
+        train_file_pattern=str(docs / "docs-*"),
+        input_format="documents",
+        seq_length=SEQ,
+        max_predictions_per_seq=PRED,
+        model_config=AlbertConfig(vocab_size=100),
+    ).validate_data()
+  # NSP with no random documents.
+  lonely = _copy(
+      docs, tmp_path / "lonely", lambda m: m.update(random_documents=None)
+  )
+  with pytest.raises(InputError, match="fewer than 2 documents"):
+    _task(str(lonely / "docs-*"), sentence_task="nsp").validate_data()
+
+
+def test_a_short_document_stops_the_reader_in_one_line(docs, tmp_path):
+  short = _copy(docs, tmp_path / "short")
+  for path in short.glob("docs-*"):
+    path.unlink()
+  with open(short / "docs-00000-of-00001.tfrecord", "wb") as f:
+    writer = TFRecordWriter(f, False)
+    writer.write(
+        documents_format.serialize_document(Document.from_segments([[7]]), 42)
+    )
+    writer.close()
+  task = _task(str(short / "docs-*"), sentence_task="none")
+  task.validate_data()  # The first record is a document.
+  with pytest.raises(tf.errors.OpError) as raised:
+    next(iter(_dataset(short, sentence_task="none")))
+  with pytest.raises(InputError) as explained:
+    task.explain_data_error(raised.value)
+  message = str(explained.value)
+  assert "\n" not in message
+  assert "fewer than 2 tokens (document_id 42: 1)" in message
+
+
+def test_pool_read_from_the_shards_is_every_document(docs):
+  # A corpus smaller than document_pool_size keeps no second copy: the
+  # reader's pool is the shards' documents.
+  manifest = json.loads((docs / "manifest.json").read_text())
+  assert manifest["random_documents"] == documents_format.POOL_FROM_SHARDS
+  source = documents_data.read_documents_data(
+      str(docs / "docs-*.tfrecord"), "data"
+  )
+  pool = source.pool()
+  assert isinstance(pool, DocumentPool)
+  assert len(pool) == manifest["num_documents"]
+  assert len(set(pool.keys.tolist())) == len(pool)
