@@ -13,7 +13,20 @@ its own.
 (`bench/` stands for any corpus and its SentencePiece model; the figures in
 docs/pretraining_data.md use the corpus described in docs/reference.md
 section 8.)
+
+`--input=documents` measures the documents format instead: its bytes against
+offline examples at each of --disk_dupe_factors, and examples/s of the
+reader that pairs and masks as it reads against the offline reader, each in
+a fresh process (albert/benchmarks/documents.py):
+
+  python tools/benchmark_data.py --input=documents \
+      --input_file=bench/corpus.txt --spm_model_file=bench/spm.model --json
+
+`--json` ends the output with one JSON line (`examples_per_s_per_core`:
+the documents reader's examples per CPU-second).
 """
+
+import json
 
 import os
 import tempfile
@@ -22,8 +35,10 @@ from absl import flags
 
 from albert import cli
 from albert.benchmarks import data
+from albert.benchmarks import documents
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.worker_pool import default_num_workers
+from official.errors import InputError
 
 INPUT_FILE = flags.DEFINE_string("input_file", None, "Corpus (files or globs).")
 SPM_MODEL_FILE = flags.DEFINE_string(
@@ -44,6 +59,24 @@ BASELINE_MB = flags.DEFINE_float(
     "Run the baseline on the first MB of the corpus (whole "
     "lines); 0 skips it, -1 runs it on everything.",
 )
+INPUT = flags.DEFINE_enum(
+    "input",
+    "text",
+    ["text", "documents"],
+    "text: time create_pretraining_data against the original's algorithm; "
+    "documents: the documents format's disk and reader against offline "
+    "examples.",
+)
+DISK_DUPE_FACTORS = flags.DEFINE_list(
+    "disk_dupe_factors",
+    ["10", "40"],
+    "--input=documents: dupe_factors of the offline examples to compare the "
+    "disk with.",
+)
+BATCHES = flags.DEFINE_integer(
+    "batches", 500, "--input=documents: timed batches of 32 per reader."
+)
+JSON = flags.DEFINE_bool("json", False, "End with the report as one JSON line.")
 OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", None, "Where to write (default: a temp dir)."
 )
@@ -53,13 +86,35 @@ def main(argv):
   cli.unexpected_arguments(argv)
   cli.require_flags("input_file", "spm_model_file")
   workers = NUM_WORKERS.value or default_num_workers()
+  out_dir = OUTPUT_DIR.value or tempfile.mkdtemp(prefix="albert_bench_")
+  if INPUT.value == "documents":
+    try:
+      dupes = [int(d) for d in DISK_DUPE_FACTORS.value]
+    except ValueError as e:
+      raise InputError(f"--disk_dupe_factors: {e}") from e
+    if BATCHES.value < 1 or any(d < 1 for d in dupes):
+      raise InputError("--batches and --disk_dupe_factors must be >= 1")
+    report = documents.measure(
+        input_file=INPUT_FILE.value,
+        spm_model_file=SPM_MODEL_FILE.value,
+        out_dir=out_dir,
+        seq_length=MAX_SEQ_LENGTH.value,
+        max_predictions_per_seq=MAX_PREDICTIONS_PER_SEQ.value,
+        dupe_factors=dupes,
+        num_workers=workers,
+        batches=BATCHES.value,
+    )
+    print(documents.format_report(report))
+    print(f"output in {out_dir}")
+    if JSON.value:
+      print(json.dumps(report, sort_keys=True))
+    return
   config = PretrainingDataConfig(
       max_seq_length=MAX_SEQ_LENGTH.value,
       max_predictions_per_seq=MAX_PREDICTIONS_PER_SEQ.value,
       dupe_factor=DUPE_FACTOR.value,
       block_bytes=int(BLOCK_SIZE_MB.value * (1 << 20)),
   )
-  out_dir = OUTPUT_DIR.value or tempfile.mkdtemp(prefix="albert_bench_")
   print(
       f"max_seq_length={config.max_seq_length} dupe_factor="
       f"{config.dupe_factor} workers={workers} cores={os.cpu_count()}",
@@ -77,6 +132,8 @@ def main(argv):
   )
   print(data.format_report(report))
   print(f"output in {out_dir}")
+  if JSON.value:
+    print(json.dumps(report, sort_keys=True))
 
 
 def run():

@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from tests.albert.synthetic_records import write_records
+from tests.conftest import VOCAB_SIZE
 from tests import helpers
 
 
@@ -113,15 +114,51 @@ def test_missing_train_files_and_bad_gin_are_one_line(tmp_path):
   assert not os.path.exists(tmp_path / "m" / "checkpoint")
 
 
+@pytest.fixture(scope="module")
+def documents_dir(tmp_path_factory, corpus_path, spm_model):
+  """The sample corpus in the documents format (paired and masked as read)."""
+  from albert.pretraining_data.data_config import PretrainingDataConfig
+  from albert.pretraining_data.pipeline import create_pretraining_data
+
+  root = tmp_path_factory.mktemp("cli_documents")
+  create_pretraining_data(
+      input_file=corpus_path,
+      output_file=str(root / "train.tfrecord"),
+      spm_model_file=spm_model,
+      config=PretrainingDataConfig(output_format="documents", dupe_factor=1),
+      num_output_shards=2,
+  )
+  return root
+
+
 @pytest.mark.slow
-def test_kill_and_resume_gives_the_uninterrupted_weights(data_dir, tmp_path):
-  straight = helpers.run(_args(data_dir, tmp_path / "straight", steps=40))
+@pytest.mark.parametrize("data_format", ["examples", "documents"])
+def test_kill_and_resume_gives_the_uninterrupted_weights(
+    data_dir, tmp_path, data_format, request
+):
+  extra = []
+  if data_format == "documents":
+    docs = request.getfixturevalue("documents_dir")
+    extra = [
+        f"--gin_param={p}"
+        for p in (
+            f"PretrainTask.train_file_pattern='{docs}/train-*.tfrecord'",
+            "PretrainTask.input_format='documents'",
+            "PretrainTask.eval_input_format='examples'",
+            f"AlbertConfig.vocab_size={VOCAB_SIZE}",
+        )
+    ]
+
+  def args(model_dir):
+    return _args(data_dir, model_dir, *extra, steps=40)
+
+  straight = helpers.run(args(tmp_path / "straight"))
   assert straight.returncode == 0, straight.stderr[-2000:]
   assert os.path.exists(tmp_path / "straight" / "operative_config.gin")
 
   model_dir = tmp_path / "killed"
   proc = helpers.start(
-      _args(data_dir, model_dir, steps=40),
+      args(model_dir),
       stdout=subprocess.DEVNULL,
       stderr=subprocess.DEVNULL,
   )
@@ -133,7 +170,7 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(data_dir, tmp_path):
   proc.wait()
   assert proc.returncode == -signal.SIGKILL
   assert not os.path.exists(model_dir / "ckpt-40.index")  # killed mid-way
-  resumed = helpers.run(_args(data_dir, model_dir, steps=40))
+  resumed = helpers.run(args(model_dir))
   assert resumed.returncode == 0, resumed.stderr[-2000:]
   assert "Resumed from" in resumed.stderr
   a, b = _variables(tmp_path / "straight"), _variables(model_dir)

@@ -1,0 +1,203 @@
+"""The documents format against offline examples: disk, and the reader's
+examples/s: the measuring behind `tools/benchmark_data.py --input=documents`.
+
+1. The corpus is written once as documents and as offline examples at each
+   of `dupe_factors` (bytes on disk, time to write).
+2. The documents reader (`documents_data.documents_dataset`: pairing and
+   masking in tf.data) and the offline reader (`data.pretraining_dataset` of
+   the dupe-1 examples) each run in a fresh process, training mode, after a
+   warm-up that fills the shuffle buffer; measured: examples/s (wall) and
+   CPU seconds of the process. Per core = examples per CPU-second: what one
+   fully busy core gives (the pairing and masking run under Python's GIL,
+   so they use about one core however many a machine has).
+"""
+
+import glob
+import multiprocessing
+import os
+import time
+from typing import Dict, Sequence
+
+from absl import logging
+
+from albert.pretraining_data.data_config import PretrainingDataConfig
+from albert.pretraining_data.pipeline import create_pretraining_data
+from official.benchmark import cpu_info
+
+
+def _bytes(pattern: str) -> int:
+  return sum(os.path.getsize(p) for p in glob.glob(pattern))
+
+
+def _write(input_file, spm_model_file, out_dir, config, num_workers) -> Dict:
+  start = time.perf_counter()
+  os.makedirs(out_dir, exist_ok=True)
+  manifest = create_pretraining_data(
+      input_file=input_file,
+      output_file=os.path.join(out_dir, "data.tfrecord"),
+      spm_model_file=spm_model_file,
+      config=config,
+      num_workers=num_workers,
+      num_output_shards=2,
+  )
+  return {
+      "seconds": time.perf_counter() - start,
+      "bytes": _bytes(os.path.join(out_dir, "data-*")),
+      "pool_bytes": _bytes(os.path.join(out_dir, "*.npz")),
+      "records": manifest.get("num_examples", manifest.get("num_documents")),
+  }
+
+
+def _read(queue, data_format, pattern, seq_length, predictions, batch, n):
+  """A fresh process: warm-up, then `n` timed batches of one reader."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  from albert import data  # pylint: disable=g-import-not-at-top
+  from albert import documents_data  # pylint: disable=g-import-not-at-top
+
+  del tf
+  common = dict(
+      seq_length=seq_length,
+      max_predictions_per_seq=predictions,
+      batch_size=batch,
+      training=True,
+      seed=1,
+  )
+  if data_format == "documents":
+    dataset = documents_data.documents_dataset(
+        pattern, sentence_task="sop", **common
+    )
+  else:
+    dataset = data.pretraining_dataset(pattern, **common)
+  iterator = iter(dataset)
+  for _ in range(10000 // batch + 20):  # Fills the shuffle buffer.
+    next(iterator)
+  wall, cpu = time.perf_counter(), time.process_time()
+  for _ in range(n):
+    next(iterator)
+  wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+  queue.put({"examples": n * batch, "seconds": wall, "cpu_seconds": cpu})
+
+
+def _in_process(target, *args):
+  context = multiprocessing.get_context("spawn")
+  queue = context.Queue()
+  process = context.Process(target=target, args=(queue,) + args)
+  process.start()
+  result = queue.get()
+  process.join()
+  return result
+
+
+def measure(
+    *,
+    input_file: str,
+    spm_model_file: str,
+    out_dir: str,
+    seq_length: int,
+    max_predictions_per_seq: int,
+    dupe_factors: Sequence[int],
+    num_workers: int,
+    batch_size: int = 32,
+    batches: int = 200,
+) -> Dict:
+  """Writes both formats, then times both readers; returns the report."""
+  common = dict(
+      max_seq_length=seq_length, max_predictions_per_seq=max_predictions_per_seq
+  )
+  logging.info("Writing the documents format ...")
+  report = {
+      "cpu": cpu_info.read().model,
+      "seq_length": seq_length,
+      "max_predictions_per_seq": max_predictions_per_seq,
+      "batch_size": batch_size,
+      "documents_write": _write(
+          input_file,
+          spm_model_file,
+          os.path.join(out_dir, "documents"),
+          PretrainingDataConfig(
+              output_format="documents", dupe_factor=1, **common
+          ),
+          num_workers,
+      ),
+      "examples_write": {},
+  }
+  for dupe in sorted(set([1, *dupe_factors])):
+    logging.info("Writing offline examples, dupe_factor %d ...", dupe)
+    report["examples_write"][str(dupe)] = _write(
+        input_file,
+        spm_model_file,
+        os.path.join(out_dir, f"examples-dupe{dupe}"),
+        PretrainingDataConfig(dupe_factor=dupe, **common),
+        num_workers,
+    )
+  for data_format, directory in (
+      ("documents", "documents"),
+      ("examples", "examples-dupe1"),
+  ):
+    logging.info("Reading %s ...", data_format)
+    result = _in_process(
+        _read,
+        data_format,
+        os.path.join(out_dir, directory, "data-*"),
+        seq_length,
+        max_predictions_per_seq,
+        batch_size,
+        batches,
+    )
+    result["examples_per_s"] = result["examples"] / result["seconds"]
+    result["examples_per_cpu_s"] = result["examples"] / result["cpu_seconds"]
+    report[f"{data_format}_read"] = result
+  docs, offline = report["documents_read"], report["examples_read"]
+  documents_bytes = (
+      report["documents_write"]["bytes"]
+      + report["documents_write"]["pool_bytes"]
+  )
+  report.update(
+      examples_per_s=docs["examples_per_s"],
+      examples_per_s_per_core=docs["examples_per_cpu_s"],
+      offline_examples_per_s=offline["examples_per_s"],
+      offline_examples_per_s_per_core=offline["examples_per_cpu_s"],
+      documents_bytes=documents_bytes,
+      disk_ratio={
+          dupe: documents_bytes / written["bytes"]
+          for dupe, written in report["examples_write"].items()
+      },
+  )
+  return report
+
+
+def format_report(report: Dict) -> str:
+  lines = [
+      f"CPU: {report['cpu']}; seq {report['seq_length']}, "
+      f"{report['max_predictions_per_seq']} predictions, batch "
+      f"{report['batch_size']}"
+  ]
+  docs = report["documents_write"]
+  lines.append(
+      f"documents: {docs['records']:,} documents, "
+      f"{docs['bytes'] / 1e6:.1f} MB + random-document pool "
+      f"{docs['pool_bytes'] / 1e6:.1f} MB, written in {docs['seconds']:.1f} s"
+  )
+  for dupe, written in report["examples_write"].items():
+    lines.append(
+        f"examples, dupe_factor {dupe}: {written['records']:,} examples, "
+        f"{written['bytes'] / 1e6:.1f} MB, written in "
+        f"{written['seconds']:.1f} s; documents are "
+        f"{report['disk_ratio'][dupe]:.3f}x its bytes "
+        f"(1/dupe = {1 / int(dupe):.3f})"
+    )
+  for name in ("documents", "examples"):
+    r = report[f"{name}_read"]
+    lines.append(
+        f"{name} reader: {r['examples_per_s']:,.0f} examples/s, "
+        f"{r['cpu_seconds'] / r['seconds']:.2f} cores busy, "
+        f"{r['examples_per_cpu_s']:,.0f} examples per CPU-second"
+    )
+  lines.append(
+      f"documents reader per core: {report['examples_per_s_per_core']:,.0f} "
+      "examples/s (target >= 1,000); "
+      f"{report['examples_per_s_per_core'] / report['offline_examples_per_s_per_core']:.2f}"
+      "x the offline reader's"
+  )
+  return "\n".join(lines)
