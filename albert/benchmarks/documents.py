@@ -20,6 +20,8 @@ from typing import Dict, Sequence
 
 from absl import logging
 
+from albert import data
+from albert import documents_data
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.pipeline import create_pretraining_data
 from official.benchmark import cpu_info
@@ -50,12 +52,6 @@ def _write(input_file, spm_model_file, out_dir, config, num_workers) -> Dict:
 
 def _read(queue, data_format, pattern, seq_length, predictions, batch, n):
   """A fresh process: warm-up, then `n` timed batches of one reader."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-
-  from albert import data  # pylint: disable=g-import-not-at-top
-  from albert import documents_data  # pylint: disable=g-import-not-at-top
-
-  del tf
   common = dict(
       seq_length=seq_length,
       max_predictions_per_seq=predictions,

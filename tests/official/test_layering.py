@@ -53,6 +53,7 @@ LAYERS = (
     ("benchmarks", "experiments"),
     ("finetuning", "pretraining"),
     ("tasks", "pretrain_task", "checkpoint_conversion"),
+    ("documents_data",),
     ("serving", "warm_start", "data", "pretraining_data"),
     ("model_dir", "features", "text"),
     ("modeling", "configs", "environment"),
