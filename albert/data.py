@@ -23,6 +23,7 @@ explicitly (`PretrainTask.cycle_length`) to the logged value to resume
 bit-exact elsewhere.
 """
 
+import dataclasses
 import gzip
 import json
 import os
@@ -179,6 +180,74 @@ def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
   return found
 
 
+@dataclasses.dataclass(frozen=True)
+class PipelineFiles:
+  """What one input pipeline reads (one per `tf.distribute.InputContext`):
+  every num_pipelines-th file when there are enough files, else every file
+  and every num_pipelines-th record.
+
+  Attributes:
+    files: this pipeline's files.
+    num_pipelines, pipeline_id: from the input context (1, 0 without one).
+    split_files: whether the files are split (else the records).
+    cycle: files read interleaved (cycle_length, default min(cores, files)).
+  """
+
+  files: List[str]
+  num_pipelines: int
+  pipeline_id: int
+  split_files: bool
+  cycle: int
+
+  @classmethod
+  def of(cls, files, input_context, cycle_length) -> "PipelineFiles":
+    num_pipelines = input_context.num_input_pipelines if input_context else 1
+    pipeline_id = input_context.input_pipeline_id if input_context else 0
+    split_files = num_pipelines > 1 and len(files) >= num_pipelines
+    if split_files:
+      files = files[pipeline_id::num_pipelines]
+    cycle = min(cycle_length or available_cores(), len(files))
+    return cls(files, num_pipelines, pipeline_id, split_files, cycle)
+
+  def records(self, names: tf.data.Dataset, compression) -> tf.data.Dataset:
+    """The records of a dataset of file names: `cycle` files interleaved,
+    one record each in turn, in a deterministic order; this pipeline's
+    share when the records are split."""
+    records = names.interleave(
+        lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
+        cycle_length=self.cycle,
+        block_length=1,
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    )
+    if self.num_pipelines > 1 and not self.split_files:
+      records = records.shard(self.num_pipelines, self.pipeline_id)
+    return records
+
+
+def model_batch(parsed, vocab_size: Optional[int]):
+  """Batched record features (record names) -> the model's inputs: int32
+  (float32 weights), labels [B]; with `vocab_size`, a token id at or above
+  it stops the pipeline with `TOKEN_ID_ERROR` (an XLA-compiled embedding
+  lookup would otherwise clamp it silently)."""
+  batch = {}
+  for f in features.PRETRAINING_FEATURES:
+    value = parsed[f.record_name]
+    if f.record_name == "next_sentence_labels":
+      value = value[:, 0]  # [B, 1] -> [B]
+    batch[f.model_name] = (
+        value if f.dtype == "float32" else tf.cast(value, tf.int32)
+    )
+  if vocab_size:
+    for name in ("input_word_ids", "masked_lm_ids"):
+      tf.debugging.assert_less(
+          batch[name],
+          vocab_size,
+          message=f"{TOKEN_ID_ERROR} ({name}, vocab_size {vocab_size})",
+      )
+  return batch
+
+
 def pretraining_dataset(
     file_pattern: str,
     *,
@@ -216,56 +285,24 @@ def pretraining_dataset(
     `masked_lm_weights`, `sentence_order_label`, `token_boundary`).
   """
   files = match_files(file_pattern)
-  compression = compression_of(files)
-  num_pipelines = input_context.num_input_pipelines if input_context else 1
-  pipeline_id = input_context.input_pipeline_id if input_context else 0
-  split_files = num_pipelines > 1 and len(files) >= num_pipelines
-  if split_files:
-    files = files[pipeline_id::num_pipelines]
-
-  cycle = min(cycle_length or available_cores(), len(files))
+  reading = PipelineFiles.of(files, input_context, cycle_length)
   logging.info(
       "Reading %d files, %d interleaved, shuffle buffer %d%s",
-      len(files),
-      cycle,
+      len(reading.files),
+      reading.cycle,
       shuffle_buffer_size,
       "" if training else " (not used: evaluation reads in order)",
   )
-  dataset = tf.data.Dataset.from_tensor_slices(files)
+  dataset = tf.data.Dataset.from_tensor_slices(reading.files)
   if training:
     dataset = dataset.shuffle(
-        len(files), seed=seed, reshuffle_each_iteration=True
+        len(reading.files), seed=seed, reshuffle_each_iteration=True
     ).repeat()
-  dataset = dataset.interleave(
-      lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
-      cycle_length=cycle,
-      block_length=1,
-      num_parallel_calls=tf.data.AUTOTUNE,
-      deterministic=True,
-  )
-  if num_pipelines > 1 and not split_files:
-    dataset = dataset.shard(num_pipelines, pipeline_id)
-
+  dataset = reading.records(dataset, compression_of(files))
   spec = features.parse_spec(seq_length, max_predictions_per_seq)
 
   def parse(records):
-    parsed = tf.io.parse_example(records, spec)
-    batch = {}
-    for f in features.PRETRAINING_FEATURES:
-      value = parsed[f.record_name]
-      if f.record_name == "next_sentence_labels":
-        value = value[:, 0]  # [B, 1] -> [B]
-      batch[f.model_name] = (
-          value if f.dtype == "float32" else tf.cast(value, tf.int32)
-      )
-    if vocab_size:
-      for name in ("input_word_ids", "masked_lm_ids"):
-        tf.debugging.assert_less(
-            batch[name],
-            vocab_size,
-            message=f"{TOKEN_ID_ERROR} ({name}, vocab_size {vocab_size})",
-        )
-    return batch
+    return model_batch(tf.io.parse_example(records, spec), vocab_size)
 
   return resumable_batches(
       dataset,

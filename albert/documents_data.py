@@ -41,7 +41,6 @@ from albert.pretraining_data.document_pool import DocumentPool
 from albert.pretraining_data.dynamic_masking import DynamicExamples
 from albert.pretraining_data.dynamic_masking import PAIR_FIELDS
 from albert.pretraining_data.instances import Document
-from official.benchmark.cpu_info import available_cores
 from official.core.input_pipeline import resumable_batches
 from official.errors import InputError
 
@@ -254,25 +253,18 @@ def documents_dataset(
       seed if masking_seed is None else masking_seed,
       pinned=masking_seed is not None,
   )
-  files = source.files
-  num_pipelines = input_context.num_input_pipelines if input_context else 1
-  pipeline_id = input_context.input_pipeline_id if input_context else 0
-  split_files = num_pipelines > 1 and len(files) >= num_pipelines
-  if split_files:
-    files = files[pipeline_id::num_pipelines]
-  cycle = min(cycle_length or available_cores(), len(files))
+  reading = data.PipelineFiles.of(source.files, input_context, cycle_length)
   logging.info(
       "Pairing and masking %d documents files as read (%d interleaved, "
       "seq %d, %d predictions, %s, %s masks)",
-      len(files),
-      cycle,
+      len(reading.files),
+      reading.cycle,
       seq_length,
       max_predictions_per_seq,
       sentence_task,
       "pinned" if masking_seed is not None else "per-epoch",
   )
-  names = tf.constant(files)
-  compression = source.compression
+  names = tf.constant(reading.files)
 
   def epoch_documents(epoch):
     order = names
@@ -280,15 +272,9 @@ def documents_dataset(
       order = tf.random.experimental.stateless_shuffle(
           names, seed=tf.stack([tf.constant(seed, tf.int64), epoch])
       )
-    documents = tf.data.Dataset.from_tensor_slices(order).interleave(
-        lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
-        cycle_length=cycle,
-        block_length=1,
-        num_parallel_calls=tf.data.AUTOTUNE,
-        deterministic=True,
+    documents = reading.records(
+        tf.data.Dataset.from_tensor_slices(order), source.compression
     )
-    if num_pipelines > 1 and not split_files:
-      documents = documents.shard(num_pipelines, pipeline_id)
     return documents.map(lambda record: (epoch, record))
 
   epochs = tf.data.Dataset.range(np.iinfo(np.int64).max if training else 1)
@@ -335,20 +321,12 @@ def documents_dataset(
         stateful=False,
     )
     lengths = features.feature_lengths(seq_length, max_predictions_per_seq)
-    result = {}
     for f, value in zip(record_features, outputs):
       value.set_shape([None, lengths[f.record_name]])
-      if f.record_name == "next_sentence_labels":
-        value = value[:, 0]
-      result[f.model_name] = value
-    if vocab_size:
-      for name in ("input_word_ids", "masked_lm_ids"):
-        tf.debugging.assert_less(
-            result[name],
-            vocab_size,
-            message=f"{data.TOKEN_ID_ERROR} ({name}, vocab_size {vocab_size})",
-        )
-    return result
+    return data.model_batch(
+        {f.record_name: v for f, v in zip(record_features, outputs)},
+        vocab_size,
+    )
 
   return resumable_batches(
       pairs,

@@ -62,7 +62,8 @@ def _run_baseline(
   queue.put(result)
 
 
-def _in_process(target, *args):
+def in_process(target, *args):
+  """target(queue, *args) in a fresh spawned process; its queued result."""
   context = multiprocessing.get_context("spawn")
   queue = context.Queue()
   process = context.Process(target=target, args=(queue,) + args)
@@ -88,7 +89,7 @@ def measure(
   logging.info("Running create_pretraining_data (%d workers) ...", num_workers)
   report = {
       "num_workers": num_workers,
-      "ours": _in_process(
+      "ours": in_process(
           _run_ours,
           input_file,
           spm_model_file,
@@ -99,7 +100,7 @@ def measure(
   }
   if run_baseline:
     logging.info("Running the original algorithm in one process ...")
-    report["baseline"] = _in_process(
+    report["baseline"] = in_process(
         _run_baseline,
         input_file,
         spm_model_file,

@@ -13,7 +13,6 @@ examples/s: the measuring behind `tools/benchmark_data.py --input=documents`.
 """
 
 import glob
-import multiprocessing
 import os
 import time
 from typing import Dict, Sequence
@@ -22,6 +21,7 @@ from absl import logging
 
 from albert import data
 from albert import documents_data
+from albert.benchmarks.data import in_process
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.pipeline import create_pretraining_data
 from official.benchmark import cpu_info
@@ -75,16 +75,6 @@ def _read(queue, data_format, pattern, seq_length, predictions, batch, n):
   queue.put({"examples": n * batch, "seconds": wall, "cpu_seconds": cpu})
 
 
-def _in_process(target, *args):
-  context = multiprocessing.get_context("spawn")
-  queue = context.Queue()
-  process = context.Process(target=target, args=(queue,) + args)
-  process.start()
-  result = queue.get()
-  process.join()
-  return result
-
-
 def measure(
     *,
     input_file: str,
@@ -132,7 +122,7 @@ def measure(
       ("examples", "examples-dupe1"),
   ):
     logging.info("Reading %s ...", data_format)
-    result = _in_process(
+    result = in_process(
         _read,
         data_format,
         os.path.join(out_dir, directory, "data-*"),

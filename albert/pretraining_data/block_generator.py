@@ -142,6 +142,19 @@ class ExampleEncoder:
         do_whole_word_mask=config.do_whole_word_mask,
     )
 
+  def pair_ids(self, instance: Instance, width: int) -> np.ndarray:
+    """`[CLS] A [SEP] B [SEP]` padded with 0 to `width` (int32)."""
+    tok = self._tokenizer
+    len_a, len_b = len(instance.tokens_a), len(instance.tokens_b)
+    length = len_a + len_b + 3
+    ids = np.zeros(width, dtype=np.int32)
+    ids[0] = tok.cls_id
+    ids[1 : len_a + 1] = instance.tokens_a
+    ids[len_a + 1] = tok.sep_id
+    ids[len_a + 2 : length - 1] = instance.tokens_b
+    ids[length - 1] = tok.sep_id
+    return ids
+
   def arrays(
       self,
       instance: Instance,
@@ -152,14 +165,9 @@ class ExampleEncoder:
     seq_len = self._config.max_seq_length
     max_pred = self._config.max_predictions_per_seq
     tok = self._tokenizer
-    len_a, len_b = len(instance.tokens_a), len(instance.tokens_b)
-    length = len_a + len_b + 3
-    ids = np.empty(length, dtype=np.int32)
-    ids[0] = tok.cls_id
-    ids[1 : len_a + 1] = instance.tokens_a
-    ids[len_a + 1] = tok.sep_id
-    ids[len_a + 2 : length - 1] = instance.tokens_b
-    ids[length - 1] = tok.sep_id
+    len_a = len(instance.tokens_a)
+    ids = self.pair_ids(instance, len(instance.tokens_b) + len_a + 3)
+    length = len(ids)
     special = np.zeros(length, dtype=bool)
     special[[0, len_a + 1, length - 1]] = True
     masked, positions, labels = self.masker.mask(

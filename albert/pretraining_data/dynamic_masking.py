@@ -112,7 +112,6 @@ class DynamicExamples:
       document).
     """
     seq_len = self.config.max_seq_length
-    voc = self._vocabulary
     rows, fields = [], []
     for d in range(len(document_ids)):
       lengths = segment_lengths[segment_splits[d] : segment_splits[d + 1]]
@@ -128,15 +127,9 @@ class DynamicExamples:
       for i, pair in enumerate(
           self.document_pairs(int(epochs[d]), int(document_ids[d]), document)
       ):
-        len_a, len_b = len(pair.tokens_a), len(pair.tokens_b)
-        length = len_a + len_b + 3
-        row = np.zeros(seq_len, dtype=np.int32)
-        row[0] = voc.cls_id
-        row[1 : len_a + 1] = pair.tokens_a
-        row[len_a + 1] = voc.sep_id
-        row[len_a + 2 : length - 1] = pair.tokens_b
-        row[length - 1] = voc.sep_id
-        rows.append(row)
+        len_a = len(pair.tokens_a)
+        length = len_a + len(pair.tokens_b) + 3
+        rows.append(self._encoder.pair_ids(pair, seq_len))
         fields.append(
             (len_a, length, pair.label, epochs[d], document_ids[d], i)
         )
