@@ -4,6 +4,8 @@ from typing import List, Tuple
 
 import tf_keras
 
+from official.modeling import recompute
+
 from albert.modeling import config as config_lib
 from albert.modeling.attention import AttentionBlock
 from albert.modeling.feed_forward import FeedForwardBlock
@@ -141,15 +143,28 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
         shared if self._shares("ffn") else own,
     )
 
+  def recompute_refusal(self):
+    """Why TrainerConfig.recompute cannot run these blocks (None: it can)."""
+    return recompute.dropout_refusal(
+        "the transformer blocks",
+        dropout_rate=self.dropout_rate,
+        attention_dropout_rate=self.attention_dropout_rate,
+    )
+
   def call(self, x, attention_mask, training=None) -> List:
     outputs = []
     for layer in range(self.num_layers):
       for inner in range(self.inner_group_num):
         attention_index, ffn_index = self.weight_indices(layer, inner)
-        x = self.attention_blocks[attention_index](
-            x, attention_mask, training=training
-        )  # [B, T, H]
-        x = self.ffn_blocks[ffn_index](x, training=training)  # [B, T, H]
+
+        def run(x, attention=attention_index, ffn=ffn_index):
+          x = self.attention_blocks[attention](
+              x, attention_mask, training=training
+          )  # [B, T, H]
+          return self.ffn_blocks[ffn](x, training=training)  # [B, T, H]
+
+        # With TrainerConfig.recompute, only x is kept for the backward pass.
+        x = recompute.block(run)(x)
         outputs.append(x)
     return outputs
 

@@ -29,6 +29,7 @@ from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
 from official.io import atomic_write
 from official.io import files
+from official.modeling import recompute
 from official.optimization.optimizer_config import OptimizerConfig
 from official.training.clipped_update import clipped_update
 
@@ -142,8 +143,8 @@ class Trainer:
     return self.strategy.run(fn, args=args)
 
   def _micro_batch_gradients(self, batch, totals):
-    variables = self.model.trainable_variables
-    with tf.GradientTape() as tape:
+    variables, c = self.model.trainable_variables, self.config
+    with tf.GradientTape() as tape, recompute.scope(c.recompute, self.model):
       outputs = self.model(batch, training=True)
       losses = self.task.compute_loss(outputs, batch, totals)
       loss = losses["loss"]

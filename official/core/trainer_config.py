@@ -25,6 +25,9 @@ class TrainerConfig:
   mixed_precision_policy: `float32`, `mixed_float16` (with dynamic loss
     scaling) or `mixed_bfloat16`.
   jit_compile: compile the forward/backward pass with XLA.
+  recompute: recompute each block's activations in the backward pass
+    (`official.modeling.recompute`): less activation memory for a second
+    forward pass; needs the model's dropout at 0.
   seed: seeds weight initialisation.
   deterministic: enable TensorFlow op determinism (bit-exact reruns).
   """
@@ -40,6 +43,7 @@ class TrainerConfig:
   clip_norm: float = 1.0
   mixed_precision_policy: str = "float32"
   jit_compile: bool = False
+  recompute: bool = False
   seed: int = 12345
   deterministic: bool = False
 
