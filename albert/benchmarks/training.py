@@ -43,6 +43,9 @@ class TrainBenchmark:
     warmup_steps: untimed steps first.
     rounds: rounds of turns between the two fastest (stage 2).
     torch: also measure transformers' model where torch is installed.
+    recompute: ours with `TrainerConfig.recompute` (activations recomputed
+      in the backward pass).
+    xla: also measure ours under XLA.
   """
 
   gin_files: Sequence[str] = ("gin/base.gin",)
@@ -55,6 +58,12 @@ class TrainBenchmark:
   warmup_steps: int = 2
   rounds: int = 5
   torch: bool = True
+  recompute: bool = False
+  xla: bool = True
+
+  @property
+  def ours(self) -> tuple:
+    return OURS if self.xla else OURS[:1]
 
   def __post_init__(self):
     for name in ("steps", "rounds", "warmup_steps", "batch_size", "seq_length"):
@@ -147,7 +156,7 @@ def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
         "instructions: transformers is not run in this "
         "precision (ours runs, with emulated arithmetic)"
     )
-  for impl in OURS + peers:
+  for impl in s.ours + peers:
     report["variants"][impl] = _alone(s, f"{precision}/{impl}")
   matmul = turns.Worker(
       "matmul", _worker_argv(s, f"{precision}/matmul"), env=_worker_env()
@@ -155,7 +164,7 @@ def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
   matmul.close()
   report["matmul_gflops"] = matmul.info["matmul_gflops"]
   variants = report["variants"]
-  best = max(OURS, key=lambda n: variants[n]["examples_per_s"])
+  best = max(s.ours, key=lambda n: variants[n]["examples_per_s"])
   report["best"] = best
   report["achieved_gflops"] = (
       variants[best]["examples_per_s"] * flops_per_example / 1e9
@@ -193,6 +202,7 @@ def measure(s: TrainBenchmark) -> Dict:
   report = {
       "batch_size": s.batch_size,
       "seq_length": s.seq_length,
+      "recompute": s.recompute,
       "gflop_per_example": flops_per_example / 1e9,
       "cpu": cpu.to_dict(),
       "cpu_description": cpu.describe(),
@@ -231,6 +241,7 @@ def format_report(report: Dict, rounds: int) -> str:
       f"ALBERT pretraining step, batch {report['batch_size']} x seq "
       f"{report['seq_length']}, {report['gflop_per_example']:.1f} "
       "GFLOP/example (forward + backward)"
+      + (", ours with activation recomputation" if report["recompute"] else "")
   )
   lines.append(f"CPU: {report['cpu_description']}")
   for precision, r in report["precisions"].items():

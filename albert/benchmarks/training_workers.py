@@ -83,11 +83,13 @@ def serve_ours(s: TrainBenchmark, precision: str, xla: bool) -> None:
       max_predictions_per_seq=s.max_predictions_per_seq,
       model_config=config,
   )
+  gin_config = TrainerConfig()
   trainer_config = dataclasses.replace(
-      TrainerConfig(),
+      gin_config,
       train_steps=10**9,
       mixed_precision_policy=precision,
       jit_compile=xla,
+      recompute=s.recompute or gin_config.recompute,
   )
   with tempfile.TemporaryDirectory() as model_dir:
     trainer = Trainer(

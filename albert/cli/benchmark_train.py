@@ -57,6 +57,15 @@ TORCH = flags.DEFINE_bool(
 )
 
 
+RECOMPUTE = flags.DEFINE_bool(
+    "recompute",
+    False,
+    "Ours with TrainerConfig.recompute: each block's activations recomputed "
+    "in the backward pass (less memory, a second forward pass).",
+)
+XLA = flags.DEFINE_bool("xla", True, "Also measure ours under XLA.")
+
+
 def main(argv):
   cli.unexpected_arguments(argv)
   settings = training.TrainBenchmark(
@@ -70,6 +79,8 @@ def main(argv):
       warmup_steps=WARMUP.value,
       rounds=ROUNDS.value,
       torch=TORCH.value,
+      recompute=RECOMPUTE.value,
+      xla=XLA.value,
   )
   report = training.measure(settings)
   if JSON.value:
