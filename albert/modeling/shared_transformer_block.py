@@ -152,7 +152,7 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
     )
 
   def call(self, x, attention_mask, training=None) -> List:
-    outputs = []
+    blocks = []
     for layer in range(self.num_layers):
       for inner in range(self.inner_group_num):
         attention_index, ffn_index = self.weight_indices(layer, inner)
@@ -163,10 +163,10 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
           )  # [B, T, H]
           return self.ffn_blocks[ffn](x, training=training)  # [B, T, H]
 
-        # With TrainerConfig.recompute, only x is kept for the backward pass.
-        x = recompute.block(run)(x)
-        outputs.append(x)
-    return outputs
+        blocks.append(run)
+    # With TrainerConfig.recompute, only each block's input is kept for the
+    # backward pass (official/modeling/recompute.py).
+    return recompute.sequential(blocks, x)
 
   def get_config(self):
     config = super().get_config()

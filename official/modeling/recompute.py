@@ -1,11 +1,11 @@
 """Activation recomputation (gradient checkpointing), chosen per training run.
 
 `TrainerConfig.recompute` switches it on while the trainer traces its
-forward pass (`scope`). A layer that supports it runs each of its blocks
-through `block(fn)`: with recomputation on, only the block's input is kept
-for the backward pass, which runs the block again to get its activations
-(`tf.recompute_grad`), so the activation memory of a deep stack is about one
-block's plus one tensor per block, at the cost of a second forward pass.
+forward pass (`scope`). A layer that supports it runs its blocks through
+`sequential`: with recomputation on, only each block's input is kept for
+the backward pass, which runs the block again to get its activations, so
+the activation memory of a deep stack is about one block's plus one tensor
+per block, at the cost of a second forward pass.
 Nothing else changes: the same weights, names and checkpoints, and gradients
 equal to the plain ones within float32 round-off.
 
@@ -16,7 +16,7 @@ the model before any step.
 """
 
 import contextlib
-from typing import Callable, Optional
+from typing import Callable, List, Optional, Sequence
 
 import tensorflow as tf
 
@@ -50,9 +50,65 @@ def enabled() -> bool:
   return _depth[0] > 0
 
 
-def block(fn: Callable) -> Callable:
-  """`fn` (tensors -> tensors), recomputed in the backward pass when on."""
-  return tf.recompute_grad(fn) if enabled() else fn
+def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
+  """Runs `blocks` (each a tensor -> tensor of the same shape) one after
+  another; returns every block's output.
+
+  With recomputation on, the backward pass keeps only each block's input:
+  it runs the blocks again from the last to the first, each right before its
+  own gradient, and adds each block's weight gradients to a running sum as
+  it goes. For blocks that share weights (ALBERT's cross-layer sharing) the
+  sum matters as much as the recomputation: a per-block gradient of
+  ALBERT-xxlarge's shared weights is 0.8 GB, and a plain backward pass holds
+  all twelve until it adds them up.
+  """
+  if not enabled():
+    outputs = []
+    for run in blocks:
+      x = run(x)
+      outputs.append(x)
+    return outputs
+
+  @tf.custom_gradient
+  def stack(x):
+    inputs, outputs = [], []
+    for run in blocks:
+      inputs.append(x)
+      x = run(x)
+      outputs.append(x)
+
+    def gradient(*upstream, variables=None):
+      variables = list(variables or ())
+      sums = [None] * len(variables)
+      dx = None
+      for i in reversed(range(len(blocks))):
+        dy = upstream[i]
+        if dy is None:
+          dy = tf.zeros_like(outputs[i])
+        if dx is not None:
+          dy = dy + dx
+        # After dy, so that the recomputation cannot be merged with the
+        # forward pass, and after the later block's weight gradients are
+        # summed: TensorFlow's executor would otherwise run ahead along
+        # the dx chain and keep every block's recomputed activations alive
+        # for weight gradients it has not computed yet.
+        done = [dy] + [g for g in sums if g is not None]
+        with tf.control_dependencies(done), tf.GradientTape() as tape:
+          tape.watch(inputs[i])
+          y = blocks[i](tf.identity(inputs[i]))
+        grads = tape.gradient(y, [inputs[i]] + variables, output_gradients=dy)
+        dx = grads[0]
+        for j, g in enumerate(grads[1:]):
+          if g is not None:
+            g = tf.convert_to_tensor(g)
+            sums[j] = g if sums[j] is None else sums[j] + g
+      return dx, [
+          tf.zeros_like(v) if g is None else g for g, v in zip(sums, variables)
+      ]
+
+    return outputs, gradient
+
+  return stack(x)
 
 
 def dropout_refusal(layer_name: str, **rates: float) -> Optional[str]:

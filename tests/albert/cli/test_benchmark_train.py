@@ -56,6 +56,16 @@ def test_bfloat16_with_trainer_bindings():
 
 
 @pytest.mark.slow
+def test_recompute_without_xla():
+  # --recompute reaches the workers' trainer (a wrong binding would fail
+  # there) and the report; --noxla leaves XLA out.
+  report = _run(*TINY, "--notorch", "--noxla", "--recompute")
+  assert report["recompute"] is True
+  assert set(report["variants"]) == {"float32/tf"}
+  assert report["variants"]["float32/tf"]["first_loss"] > 0
+
+
+@pytest.mark.slow
 def test_float32_against_the_fastest_peer():
   if helpers.run(["-c", "import torch, transformers"]).returncode != 0:
     pytest.skip("torch and transformers are not installed")

@@ -171,7 +171,7 @@ def test_the_backward_pass_runs_the_blocks_again():
   plain, again = products(False), products(True)
   # A block's forward has 6 matrix-product ops here (the dense layers of
   # attention and FFN, and the two attention products); recomputed, each
-  # of the 3 blocks runs them once more.
+  # block runs them once more.
   assert again - plain == 6 * TINY["num_layers"], (plain, again)
 
 
