@@ -18,7 +18,13 @@ the model before any step.
 import contextlib
 from typing import Callable, List, Optional, Sequence
 
+from absl import logging
 import tensorflow as tf
+
+# Not in TensorFlow's public API: XLA's optimization barrier, and whether a
+# graph is being compiled with XLA.
+from tensorflow.compiler.tf2xla.python import xla
+from tensorflow.python.ops import control_flow_util
 
 _depth = [0]  # A global, not thread-local: replicas trace in their threads.
 
@@ -50,6 +56,12 @@ def enabled() -> bool:
   return _depth[0] > 0
 
 
+def _in_xla() -> bool:
+  """Whether the graph being built is compiled with XLA (jit_compile)."""
+  graph = tf.compat.v1.get_default_graph()
+  return control_flow_util.GraphOrParentsInXlaContext(graph)
+
+
 def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
   """Runs `blocks` (each a tensor -> tensor of the same shape) one after
   another; returns every block's output.
@@ -68,6 +80,14 @@ def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
       x = run(x)
       outputs.append(x)
     return outputs
+
+  xla_context = _in_xla()
+  if xla_context:
+    logging.warning(
+        "TrainerConfig.recompute with XLA (jit_compile): measured on CPU, "
+        "XLA keeps its memory peak and the step takes longer; recompute "
+        "without XLA (docs/performance.md)"
+    )
 
   @tf.custom_gradient
   def stack(x):
@@ -94,9 +114,12 @@ def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
         # for weight gradients it has not computed yet.
         done = [dy] + [g for g in sums if g is not None]
         with tf.control_dependencies(done), tf.GradientTape() as tape:
-          tape.watch(inputs[i])
-          y = blocks[i](tf.identity(inputs[i]))
-        grads = tape.gradient(y, [inputs[i]] + variables, output_gradients=dy)
+          x = tf.identity(inputs[i])
+          if xla_context:  # XLA drops control edges: a barrier keeps
+            x, dy = xla.optimization_barrier(x, dy)  # its CSE out.
+          tape.watch(x)
+          y = blocks[i](x)
+        grads = tape.gradient(y, [x] + variables, output_gradients=dy)
         dx = grads[0]
         for j, g in enumerate(grads[1:]):
           if g is not None:
