@@ -27,7 +27,8 @@ class TrainerConfig:
   jit_compile: compile the forward/backward pass with XLA.
   recompute: recompute each block's activations in the backward pass
     (`official.modeling.recompute`): less activation memory for a second
-    forward pass; needs the model's dropout at 0.
+    forward pass; needs the model's dropout at 0; saves nothing under XLA
+    on CPU yet (docs/performance.md).
   seed: seeds weight initialisation.
   deterministic: enable TensorFlow op determinism (bit-exact reruns).
   """
