@@ -6,6 +6,10 @@ Modules (each named for its main function or class):
   masking               whole-word n-gram masking (paper section 4.1).
   example_proto         tf.train.Example wire bytes without TensorFlow.
   block_generator       one block of the corpus -> serialized examples.
+  documents_format      --output_format=documents: each document once, and
+                        the vocabulary tables its reader needs.
+  dynamic_masking       pairs and masks of documents as the trainer reads
+                        them (the reader: albert/documents_data.py).
   data_config           the options that decide the output, validated.
   shards                input globs, shard names, block -> shard.
   staging               temporary names, resume, commit.
