@@ -195,9 +195,7 @@ def _read_documents(files: List[str]) -> DocumentPool:
         parsed["segment_lengths"].numpy(),
         parsed["document_id"][:, 0].numpy(),
     ):
-      offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-      np.cumsum(lengths, out=offsets[1:])
-      documents.append(Document(tokens.astype(np.int32), offsets))
+      documents.append(Document.from_lengths(tokens, lengths))
       keys.append(int(key))
   return DocumentPool.from_documents(documents, keys)
 

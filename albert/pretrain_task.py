@@ -13,12 +13,14 @@ from albert import warm_start
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.pretraining_data import dynamic_masking
+from albert.pretraining_data.data_config import OUTPUT_FORMATS
 from official.errors import DamagedFileError
 from official.errors import InputError
 from official.core.task import Task
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
-INPUT_FORMATS = ("examples", "documents")
+# The formats create_pretraining_data writes.
+INPUT_FORMATS = OUTPUT_FORMATS
 # Added to the masked-LM weight total, as in the original loss.
 MLM_EPSILON = 1e-5
 

@@ -115,15 +115,14 @@ class DynamicExamples:
     rows, fields = [], []
     for d in range(len(document_ids)):
       lengths = segment_lengths[segment_splits[d] : segment_splits[d + 1]]
-      offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-      np.cumsum(lengths, out=offsets[1:])
-      doc_tokens = tokens[token_splits[d] : token_splits[d + 1]]
-      if offsets[-1] != len(doc_tokens) or (lengths <= 0).any():
+      document = Document.from_lengths(
+          tokens[token_splits[d] : token_splits[d + 1]], lengths
+      )
+      if document.offsets[-1] != len(document.tokens) or (lengths <= 0).any():
         raise ValueError(
             f"document_id {int(document_ids[d])}: segment_lengths do not "
             "add up to its token_ids; the shard is damaged: make it again"
         )
-      document = Document(doc_tokens.astype(np.int32), offsets)
       for i, pair in enumerate(
           self.document_pairs(int(epochs[d]), int(document_ids[d]), document)
       ):

@@ -60,6 +60,13 @@ class Document:
     return len(self.offsets) - 1
 
   @classmethod
+  def from_lengths(cls, tokens, lengths) -> "Document":
+    """From all tokens and each segment's length (the documents format)."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return cls(np.asarray(tokens, dtype=np.int32), offsets)
+
+  @classmethod
   def from_segments(cls, segments: Sequence[Sequence[int]]) -> "Document":
     lengths = [len(s) for s in segments]
     offsets = np.zeros(len(segments) + 1, dtype=np.int64)

@@ -62,6 +62,16 @@ def _in_xla() -> bool:
   return control_flow_util.GraphOrParentsInXlaContext(graph)
 
 
+def _forward(blocks: Sequence[Callable], x: tf.Tensor):
+  """([each block's input], [each block's output]) of one pass."""
+  inputs, outputs = [], []
+  for run in blocks:
+    inputs.append(x)
+    x = run(x)
+    outputs.append(x)
+  return inputs, outputs
+
+
 def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
   """Runs `blocks` (each a tensor -> tensor of the same shape) one after
   another; returns every block's output.
@@ -75,11 +85,7 @@ def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
   all twelve until it adds them up.
   """
   if not enabled():
-    outputs = []
-    for run in blocks:
-      x = run(x)
-      outputs.append(x)
-    return outputs
+    return _forward(blocks, x)[1]
 
   xla_context = _in_xla()
   if xla_context:
@@ -91,11 +97,7 @@ def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
 
   @tf.custom_gradient
   def stack(x):
-    inputs, outputs = [], []
-    for run in blocks:
-      inputs.append(x)
-      x = run(x)
-      outputs.append(x)
+    inputs, outputs = _forward(blocks, x)
 
     def gradient(*upstream, variables=None):
       variables = list(variables or ())
