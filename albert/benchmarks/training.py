@@ -1,4 +1,4 @@
-"""Pretraining speed and memory per precision, against transformers at best.
+"""Training speed and memory per precision, against transformers at best.
 
 The measuring behind `tools/benchmark_train.py` (its --help says what is
 measured and how). Every variant runs in a process of its own
@@ -29,6 +29,10 @@ from official.errors import InputError
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 OURS = ("tf", "tf_xla")
 PEERS = ("torch_eager", "torch_compile")
+# pretraining: MLM + SOP with the gin files' optimizer (LAMB); classification:
+# fine-tuning a sequence classifier of NUM_CLASSES classes (MNLI's) with AdamW.
+TASKS = ("pretraining", "classification")
+NUM_CLASSES = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +40,7 @@ class TrainBenchmark:
   """What to measure (the command's flags of the same names).
 
   Attributes:
+    task: one of `TASKS`.
     gin_files, gin_params: the model size, layered.
     batch_size, seq_length, max_predictions_per_seq: the synthetic batch.
     precision: one of `PRECISIONS`, or "all".
@@ -48,6 +53,7 @@ class TrainBenchmark:
     xla: also measure ours under XLA.
   """
 
+  task: str = "pretraining"
   gin_files: Sequence[str] = ("gin/base.gin",)
   gin_params: Sequence[str] = ()
   batch_size: int = 32
@@ -69,10 +75,26 @@ class TrainBenchmark:
     for name in ("steps", "rounds", "warmup_steps", "batch_size", "seq_length"):
       if getattr(self, name) < 1:
         raise InputError(f"--{name}={getattr(self, name)} must be >= 1")
+    if self.task not in TASKS:
+      raise InputError(f"--task={self.task} is not one of {TASKS}")
     if self.precision not in PRECISIONS + ("all",):
       raise InputError(
           f"--precision={self.precision} is not one of {PRECISIONS} or all"
       )
+
+  @property
+  def classification(self) -> bool:
+    return self.task == "classification"
+
+  @property
+  def num_predictions(self) -> int:
+    """Masked-LM predictions per example (none when fine-tuning)."""
+    return 0 if self.classification else self.max_predictions_per_seq
+
+  @property
+  def num_classes(self) -> int:
+    """Outputs of the head on the pooled output (SOP's 2 when pretraining)."""
+    return NUM_CLASSES if self.classification else 2
 
   def model_config(self) -> AlbertConfig:
     """The AlbertConfig of the gin files (trainer bindings resolve too)."""
@@ -196,10 +218,11 @@ def measure(s: TrainBenchmark) -> Dict:
     )
     with_torch = False
   flops_per_example = flops.training_flops_per_example(
-      config, s.seq_length, s.max_predictions_per_seq
+      config, s.seq_length, s.num_predictions, s.num_classes
   )
   precisions = PRECISIONS if s.precision == "all" else (s.precision,)
   report = {
+      "task": s.task,
       "batch_size": s.batch_size,
       "seq_length": s.seq_length,
       "recompute": s.recompute,
@@ -237,8 +260,14 @@ def measure(s: TrainBenchmark) -> Dict:
 def format_report(report: Dict, rounds: int) -> str:
   """The report as the README shows it."""
   lines = []
+  what = {
+      "pretraining": "pretraining step",
+      "classification": (
+          f"fine-tuning step ({NUM_CLASSES}-class sequence classifier, AdamW)"
+      ),
+  }[report["task"]]
   lines.append(
-      f"ALBERT pretraining step, batch {report['batch_size']} x seq "
+      f"ALBERT {what}, batch {report['batch_size']} x seq "
       f"{report['seq_length']}, {report['gflop_per_example']:.1f} "
       "GFLOP/example (forward + backward)"
       + (", ours with activation recomputation" if report["recompute"] else "")

@@ -23,6 +23,7 @@ from albert.benchmarks.training import PRECISIONS
 from albert.benchmarks.training import TrainBenchmark
 from albert.modeling.config import AlbertConfig
 from albert.pretrain_task import PretrainTask
+from albert.tasks.glue.task import GlueTask
 from official.benchmark import turns
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
@@ -32,9 +33,19 @@ from official.optimization.optimizer_config import OptimizerConfig
 
 
 def synthetic_batch(s: TrainBenchmark, config: AlbertConfig):
-  """One batch of random pretraining inputs of the benchmark's shapes."""
+  """One batch of random inputs of the benchmark's shapes and task."""
   rng = np.random.default_rng(0)
   shape = (s.batch_size, s.seq_length)
+  inputs = {
+      "input_word_ids": rng.integers(5, config.vocab_size, shape, np.int32),
+      "input_mask": np.ones(shape, np.int32),
+      "input_type_ids": (np.arange(s.seq_length) >= s.seq_length // 2)
+      .astype(np.int32)[None]
+      .repeat(s.batch_size, 0),
+  }
+  if s.classification:
+    labels = rng.integers(0, s.num_classes, s.batch_size).astype(np.int32)
+    return dict(inputs, label=labels)
   positions = np.sort(
       np.stack(
           [
@@ -49,11 +60,7 @@ def synthetic_batch(s: TrainBenchmark, config: AlbertConfig):
       axis=1,
   )
   return {
-      "input_word_ids": rng.integers(5, config.vocab_size, shape, np.int32),
-      "input_mask": np.ones(shape, np.int32),
-      "input_type_ids": (np.arange(s.seq_length) >= s.seq_length // 2)
-      .astype(np.int32)[None]
-      .repeat(s.batch_size, 0),
+      **inputs,
       "masked_lm_positions": positions.astype(np.int32),
       "masked_lm_ids": rng.integers(
           5, config.vocab_size, positions.shape
@@ -63,12 +70,10 @@ def synthetic_batch(s: TrainBenchmark, config: AlbertConfig):
   }
 
 
-def serve_ours(s: TrainBenchmark, precision: str, xla: bool) -> None:
-  """The real Trainer step on one repeated in-memory batch."""
-  config = s.model_config()
-  batch = synthetic_batch(s, config)
+def _synthetic(task_cls, batch):
+  """`task_cls` reading `batch` over and over instead of its files."""
 
-  class SyntheticPretrainTask(PretrainTask):
+  class Synthetic(task_cls):
 
     def build_inputs(
         self, input_context, *, training, batch_size, skip_examples=0
@@ -76,13 +81,31 @@ def serve_ours(s: TrainBenchmark, precision: str, xla: bool) -> None:
       del input_context, training, batch_size, skip_examples
       return tf.data.Dataset.from_tensors(batch).repeat()
 
-  task = SyntheticPretrainTask(
-      train_file_pattern="synthetic",
-      global_batch_size=s.batch_size,
-      seq_length=s.seq_length,
-      max_predictions_per_seq=s.max_predictions_per_seq,
-      model_config=config,
-  )
+  return Synthetic
+
+
+def serve_ours(s: TrainBenchmark, precision: str, xla: bool) -> None:
+  """The real Trainer step on one repeated in-memory batch."""
+  config = s.model_config()
+  batch = synthetic_batch(s, config)
+  optimizer_config = OptimizerConfig()
+  if s.classification:  # MNLI's task and head, fine-tuned with AdamW
+    task = _synthetic(GlueTask, batch)(
+        task_name="mnli",
+        seq_length=s.seq_length,
+        global_batch_size=s.batch_size,
+        model_config=config,
+    )
+    assert task.num_classes == s.num_classes
+    optimizer_config = dataclasses.replace(optimizer_config, name="adamw")
+  else:
+    task = _synthetic(PretrainTask, batch)(
+        train_file_pattern="synthetic",
+        global_batch_size=s.batch_size,
+        seq_length=s.seq_length,
+        max_predictions_per_seq=s.max_predictions_per_seq,
+        model_config=config,
+    )
   gin_config = TrainerConfig()
   trainer_config = dataclasses.replace(
       gin_config,
@@ -95,7 +118,7 @@ def serve_ours(s: TrainBenchmark, precision: str, xla: bool) -> None:
     trainer = Trainer(
         task=task,
         strategy=make_strategy("default"),
-        optimizer_config=OptimizerConfig(),
+        optimizer_config=optimizer_config,
         config=trainer_config,
         model_dir=model_dir,
     )
@@ -112,7 +135,8 @@ def serve_ours(s: TrainBenchmark, precision: str, xla: bool) -> None:
 
 
 def serve_torch(s: TrainBenchmark, precision: str, compiled: bool) -> None:
-  """transformers' AlbertForPreTraining + AdamW, MLM on masked positions."""
+  """transformers' AlbertForPreTraining + AdamW, MLM on masked positions;
+  or, fine-tuning, AlbertForSequenceClassification + AdamW."""
   # Imported here: the peer is a test-time dependency, never a runtime one.
   import torch
   import transformers
@@ -124,7 +148,12 @@ def serve_torch(s: TrainBenchmark, precision: str, compiled: bool) -> None:
       else torch.from_numpy(v)
       for k, v in synthetic_batch(s, config).items()
   }
-  model = transformers.AlbertForPreTraining(
+  model_cls = (
+      transformers.AlbertForSequenceClassification
+      if s.classification
+      else transformers.AlbertForPreTraining
+  )
+  model = model_cls(
       transformers.AlbertConfig(
           vocab_size=config.vocab_size,
           embedding_size=config.embedding_size,
@@ -138,6 +167,8 @@ def serve_torch(s: TrainBenchmark, precision: str, compiled: bool) -> None:
           hidden_dropout_prob=0.0,
           attention_probs_dropout_prob=0.0,
           max_position_embeddings=config.max_position_embeddings,
+          num_labels=s.num_classes,
+          classifier_dropout_prob=0.1,  # ours: GlueTask.dropout_rate
       )
   )
   optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -147,6 +178,14 @@ def serve_torch(s: TrainBenchmark, precision: str, compiled: bool) -> None:
       "mixed_float16": lambda: torch.autocast("cpu", torch.float16),
   }[precision]
   hidden = config.hidden_size
+
+  def classification_loss(inputs):
+    logits = model(
+        input_ids=inputs["input_word_ids"],
+        attention_mask=inputs["input_mask"],
+        token_type_ids=inputs["input_type_ids"],
+    ).logits
+    return torch.nn.functional.cross_entropy(logits.float(), inputs["label"])
 
   def losses(inputs):
     out = model.albert(
@@ -166,7 +205,8 @@ def serve_torch(s: TrainBenchmark, precision: str, compiled: bool) -> None:
     )
     return mlm + sop
 
-  forward = torch.compile(losses) if compiled else losses
+  loss_fn = classification_loss if s.classification else losses
+  forward = torch.compile(loss_fn) if compiled else loss_fn
 
   def step():
     optimizer.zero_grad(set_to_none=True)

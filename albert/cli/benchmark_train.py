@@ -1,8 +1,8 @@
-r"""Pretraining speed and memory per precision, against transformers at best.
+r"""Training speed and memory per precision, against transformers at best.
 
   python tools/benchmark_train.py --gin_file=gin/base.gin --batch_size=32 \
       --seq_length=128 [--precision=float32|mixed_bfloat16|mixed_float16|all] \
-      [--steps=3] [--rounds=5] [--json]
+      [--task=pretraining|classification] [--steps=3] [--rounds=5] [--json]
 
 For each precision, on synthetic inputs of the given shapes:
   ours     whole optimizer steps of the real training loop
@@ -22,6 +22,11 @@ rounds (`official.benchmark.turns`): the speed ratio is the median of the
 per-round ratios. In the same run it measures the precision's matrix-multiply
 rate at the model's largest product ([B*T, H] x [H, intermediate]), the
 ceiling for the achieved GFLOP/s. The measuring is `albert.benchmarks.training`.
+
+--task=classification measures fine-tuning instead: ours is MNLI's `GlueTask`
+(3 classes, the pooled output, dropout 0.1, one dense layer) trained with AdamW,
+the peer transformers' `AlbertForSequenceClassification` (same head and
+dropout) with `torch.optim.AdamW`; the same report and JSON keys.
 """
 
 import json
@@ -64,11 +69,19 @@ RECOMPUTE = flags.DEFINE_bool(
     "in the backward pass (less memory, a second forward pass).",
 )
 XLA = flags.DEFINE_bool("xla", True, "Also measure ours under XLA.")
+TASK = flags.DEFINE_enum(
+    "task",
+    "pretraining",
+    list(training.TASKS),
+    "pretraining (MLM + SOP) or classification (fine-tuning a 3-class "
+    "sequence classifier with AdamW).",
+)
 
 
 def main(argv):
   cli.unexpected_arguments(argv)
   settings = training.TrainBenchmark(
+      task=TASK.value,
       gin_files=tuple(GIN_FILES.value),
       gin_params=tuple(GIN_PARAMS.value),
       batch_size=BATCH.value,

@@ -4,14 +4,19 @@ from albert.modeling.config import AlbertConfig
 
 
 def forward_flops_per_example(
-    config: AlbertConfig, seq_length: int, num_predictions: int
+    config: AlbertConfig,
+    seq_length: int,
+    num_predictions: int,
+    num_classes: int = 2,
 ) -> int:
   """Multiply-adds x 2 of one example's forward pass through the pretrainer.
 
   Counts the matrix products (embedding projection, every layer's Q/K/V/output
   projections, attention scores and context, FFN, pooler, masked-LM transform
-  and tied output at `num_predictions` positions, SOP head); element-wise ops
-  are ignored, as is usual for FLOP-rate accounting.
+  and tied output at `num_predictions` positions, the `num_classes`-way head
+  on the pooled output: SOP's 2, or a classifier's); element-wise ops are
+  ignored, as is usual for FLOP-rate accounting. A sequence classifier is
+  `num_predictions=0`.
   """
   t, e, h = seq_length, config.embedding_size, config.hidden_size
   ffn, v = config.intermediate_size, config.vocab_size
@@ -26,13 +31,18 @@ def forward_flops_per_example(
       + blocks * per_block
       + h * h  # pooler on [CLS]
       + num_predictions * (h * e + e * v)  # MLM transform, tied output
-      + 2 * h
-  )  # SOP head
+      + num_classes * h
+  )  # SOP or classifier head
   return 2 * macs
 
 
 def training_flops_per_example(
-    config: AlbertConfig, seq_length: int, num_predictions: int
+    config: AlbertConfig,
+    seq_length: int,
+    num_predictions: int,
+    num_classes: int = 2,
 ) -> int:
   """Forward + backward: the usual 3x the forward pass."""
-  return 3 * forward_flops_per_example(config, seq_length, num_predictions)
+  return 3 * forward_flops_per_example(
+      config, seq_length, num_predictions, num_classes
+  )

@@ -3,18 +3,21 @@
 The original's counterpart is `export_to_tfhub.py`.
 """
 
+import functools
 from typing import Optional
 
 import tensorflow as tf
 
 from albert import features
 from albert.modeling.pretrainer import AlbertPretrainer
+from official.core import export_base
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
 _INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+_INPUTS = {name: _IDS for name in _INPUT_NAMES}
 
 
-class HubEncoderModule(tf.Module):
+class HubEncoderModule(export_base.ExportModule):
   """Serves a trained `AlbertPretrainer` on token ids.
 
   A Reusable SavedModel (the TF Hub convention `hub.KerasLayer(encoder,
@@ -63,9 +66,7 @@ class HubEncoderModule(tf.Module):
       do_lower_case: bool = True,
       name: str = "albert_encoder",
   ):
-    super().__init__(name=name)
-    self.pretrainer = pretrainer
-    self.encoder = pretrainer.encoder
+    super().__init__(pretrainer, name=name)
     self.do_lower_case = do_lower_case
     self.vocab_file = (
         tf.saved_model.Asset(tokenizer_file) if tokenizer_file else None
@@ -74,26 +75,37 @@ class HubEncoderModule(tf.Module):
       self.tokenization_info = tf.function(
           self._tokenization_info, input_signature=[]
       )
-    self.variables = list(self.encoder.variables)
-    self.trainable_variables = list(self.encoder.trainable_variables)
+    encoder = pretrainer.encoder
+    self.variables = list(encoder.variables)
+    self.trainable_variables = list(encoder.trainable_variables)
     self.regularization_losses = []
+    # Every function and signature below calls one of these two, so the
+    # encoder is traced once per mode (each trace unrolls every block); they
+    # are untracked, so `save` does not trace them once more.
+    run = tuple(  # indexed by `training`
+        tf.function(
+            functools.partial(_run_encoder, encoder, training=training),
+            input_signature=[_INPUTS],
+            autograph=False,
+        )
+        for training in (False, True)
+    )
+    self._local = export_base.Untracked(run=run)
     self.__call__ = tf.function(self._reusable_call)
-    self.mlm = _MaskedLm(pretrainer)
-    inputs = {name: _IDS for name in _INPUT_NAMES}
+    self.mlm = _MaskedLm(pretrainer, run)
     for training in (False, True):
-      self.__call__.get_concrete_function(inputs, training=training)
+      self.__call__.get_concrete_function(_INPUTS, training=training)
 
   def _reusable_call(self, inputs, training=False):
-    return _encoder_dict(self.encoder(_inputs(inputs), training=training))
+    return self._local.run[bool(training)](_inputs(inputs))
 
   def _outputs(self, input_word_ids, input_mask, input_type_ids):
-    return self.encoder(
+    return self._local.run[False](
         {
             "input_word_ids": input_word_ids,
             "input_mask": input_mask,
             "input_type_ids": input_type_ids,
-        },
-        training=False,
+        }
     )
 
   @tf.function(input_signature=[_IDS, _IDS, _IDS])
@@ -110,14 +122,13 @@ class HubEncoderModule(tf.Module):
   def mlm_signature(
       self, input_word_ids, input_mask, input_type_ids, masked_lm_positions
   ):
-    outputs = self.pretrainer(
+    outputs = self.mlm.__call__(
         {
             "input_word_ids": input_word_ids,
             "input_mask": input_mask,
             "input_type_ids": input_type_ids,
             "masked_lm_positions": masked_lm_positions,
-        },
-        training=False,
+        }
     )
     return {
         k: outputs[k]
@@ -152,7 +163,7 @@ class HubEncoderModule(tf.Module):
     outputs = self._outputs(
         **self._original_inputs(input_ids, input_mask, segment_ids)
     )
-    logits = self.pretrainer.sentence_order(outputs["pooled_output"])  # [B, 2]
+    logits = self.model.sentence_order(outputs["pooled_output"])  # [B, 2]
     return {
         "pooled_output": outputs["pooled_output"],
         "sequence_output": outputs["sequence_output"],
@@ -181,6 +192,10 @@ def _inputs(inputs) -> dict:
   return {name: inputs[name] for name in _INPUT_NAMES}
 
 
+def _run_encoder(encoder, inputs, training) -> dict:
+  return _encoder_dict(encoder(inputs, training=training))
+
+
 def _encoder_dict(outputs) -> dict:
   return {
       "pooled_output": outputs["pooled_output"],
@@ -189,23 +204,24 @@ def _encoder_dict(outputs) -> dict:
   }
 
 
-class _MaskedLm(tf.Module):
+class _MaskedLm(export_base.ExportModule):
   """`encoder.mlm`: the encoder outputs plus the pretraining heads' logits
   at `masked_lm_positions`."""
 
-  def __init__(self, pretrainer: AlbertPretrainer):
-    super().__init__(name="mlm")
-    self._pretrainer = pretrainer
+  def __init__(self, pretrainer: AlbertPretrainer, run_encoder: tuple):
+    super().__init__(pretrainer, name="mlm")
+    # The parent's, indexed by `training`.
+    self._local = export_base.Untracked(run=run_encoder)
     self.__call__ = tf.function(self._call)
-    inputs = {name: _IDS for name in _INPUT_NAMES + ("masked_lm_positions",)}
+    inputs = dict(_INPUTS, masked_lm_positions=_IDS)
     for training in (False, True):
       self.__call__.get_concrete_function(inputs, training=training)
 
   def _call(self, inputs, training=False):
-    pretrainer = self._pretrainer
-    outputs = pretrainer.encoder(_inputs(inputs), training=training)
+    pretrainer = self.model
+    outputs = self._local.run[bool(training)](_inputs(inputs))
     return {
-        **_encoder_dict(outputs),
+        **outputs,
         "mlm_logits": pretrainer.masked_lm(
             outputs["sequence_output"], inputs["masked_lm_positions"]
         ),

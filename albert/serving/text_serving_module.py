@@ -4,11 +4,14 @@ import tensorflow as tf
 
 from albert.serving.preprocessor import AlbertPreprocessor
 from albert.modeling.pretrainer import AlbertPretrainer
+from official.core import export_base
 
 _TEXT = tf.TensorSpec([None], tf.string)
+_IDS = tf.TensorSpec([None, None], tf.int32)
+_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-class TextServingModule(tf.Module):
+class TextServingModule(export_base.ExportModule):
   """SentencePiece and the model in one graph; only TF and TF-Text ops.
 
   Signatures (text is string [B]; over-long input is truncated to seq_length):
@@ -31,13 +34,16 @@ class TextServingModule(tf.Module):
       jit_compile: bool = True,
       name: str = "albert_serving",
   ):
-    super().__init__(name=name)
-    self.pretrainer = pretrainer
+    super().__init__(pretrainer, name=name)
     self.preprocessor = preprocessor
     self.top_k = top_k
-    # The model part is compiled with XLA (the SentencePiece ops cannot be).
+    # The model part is compiled with XLA (the SentencePiece ops cannot be);
+    # one input signature, so every signature shares one trace of it.
     self._encode = tf.function(
-        lambda inputs: self.pretrainer.encoder(inputs, training=False),
+        lambda inputs: pretrainer.encoder(
+            {name: inputs[name] for name in _INPUT_NAMES}, training=False
+        ),
+        input_signature=[{name: _IDS for name in _INPUT_NAMES}],
         jit_compile=jit_compile,
         autograph=False,
     )
@@ -66,7 +72,7 @@ class TextServingModule(tf.Module):
     valid = tf.ragged.boolean_mask(tf.ones_like(is_mask), is_mask).to_tensor()
     positions = positions.to_tensor(default_value=0)  # [B, M]
     encoded = self._encode(inputs)
-    logits = self.pretrainer.masked_lm(encoded["sequence_output"], positions)
+    logits = self.model.masked_lm(encoded["sequence_output"], positions)
     scores, ids = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=self.top_k)
     keep = tf.cast(valid, tf.bool)[..., tf.newaxis]  # [B, M, 1]
     ids = tf.where(keep, ids, -1)
@@ -83,7 +89,7 @@ class TextServingModule(tf.Module):
   def sentence_order(self, first, second):
     inputs = self.preprocessor(first, second)
     outputs = self._encode(inputs)
-    logits = self.pretrainer.sentence_order(outputs["pooled_output"])
+    logits = self.model.sentence_order(outputs["pooled_output"])
     return {
         "in_order_probability": tf.nn.softmax(logits)[:, 0],
         "sentence_order_logits": logits,

@@ -19,17 +19,17 @@ from typing import Callable, Dict
 import tensorflow as tf
 
 from official.io import atomic_write
+from official.core import export_base
 
 PRECISIONS = ("float32", "dynamic_int8")
 _INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-class _Signature(tf.Module):
+class _Signature(export_base.ExportModule):
   """One function of the three inputs, as the converter's SavedModel."""
 
   def __init__(self, model, outputs: Callable, seq_length: int):
-    super().__init__(name="tflite_export")
-    self.model = model
+    super().__init__(model, name="tflite_export")
     spec = tf.TensorSpec([None, seq_length], tf.int32)
     self._outputs = outputs
     self.serve = tf.function(

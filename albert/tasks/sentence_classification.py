@@ -17,6 +17,7 @@ from albert.modeling.classifier import AlbertClassifier
 from albert.serving.preprocessor import Preprocessor
 from albert.tasks.classification_task import ClassificationTask
 from albert.tasks.packing import packed_input_spec
+from official.core import export_base
 
 # The inputs of the original classifier export's tf.Examples.
 ORIGINAL_INPUTS = ("input_ids", "input_mask", "segment_ids")
@@ -120,7 +121,7 @@ def text_signature(
   ]
 
 
-class GlueServingModule(tf.Module):
+class GlueServingModule(export_base.ExportModule):
   """Raw-text classification (or regression) for one GLUE or own-data task.
 
   Signature `serving_default`, on `text_a` [B] (and `text_b` [B] for
@@ -144,8 +145,7 @@ class GlueServingModule(tf.Module):
       input_names: Tuple[str, str] = ("text_a", "text_b"),
       name: str = "glue_serving",
   ):
-    super().__init__(name=name)
-    self.model = model
+    super().__init__(model, name=name)
     self.preprocessor = preprocessor
     self.labels = tuple(labels) if labels else None
     self._serve = tf.function(

@@ -39,6 +39,7 @@ from albert.tasks import multilabel_metrics
 from albert.tasks.own_data.text_classification import TextClassificationTask
 from albert.tasks.sentence_classification import text_signature
 from official.errors import InputError
+from official.core import export_base
 
 THRESHOLD_KEY = "threshold/"
 
@@ -242,7 +243,7 @@ class TextMultiLabelTask(TextClassificationTask):
     )
 
 
-class MultiLabelServingModule(tf.Module):
+class MultiLabelServingModule(export_base.ExportModule):
   """Raw-text multi-label classification.
 
   Signature `serving_default`, on `text` [B] (and `text_pair` [B] for pairs):
@@ -265,8 +266,7 @@ class MultiLabelServingModule(tf.Module):
       input_names: Tuple[str, str] = ("text", "text_pair"),
       name: str = "multilabel_serving",
   ):
-    super().__init__(name=name)
-    self.model = model
+    super().__init__(model, name=name)
     self.preprocessor = preprocessor
     self.labels = tf.constant(list(labels))
     self.thresholds = tf.constant(np.asarray(thresholds, np.float32))

@@ -33,6 +33,7 @@ from albert.tasks.finetune_task import FinetuneTask
 from albert.tasks.packing import packed_input_spec
 from official.errors import InputError
 from official.io import atomic_write
+from official.core import export_base
 
 OUTSIDE = "O"
 _TAG = re.compile(r"O|[BIES]-\S+")
@@ -293,7 +294,7 @@ class TokenClassificationTask(FinetuneTask):
     )
 
 
-class TokenClassificationServingModule(tf.Module):
+class TokenClassificationServingModule(export_base.ExportModule):
   """Raw text -> a tag for every whitespace-separated word.
 
   Signature `serving_default` on `text` string [B]; words are split at
@@ -315,8 +316,7 @@ class TokenClassificationServingModule(tf.Module):
       labels: Sequence[str],
       name: str = "token_classification_serving",
   ):
-    super().__init__(name=name)
-    self.model = model
+    super().__init__(model, name=name)
     self.preprocessor = preprocessor
     self.labels = tuple(labels)
     self._serve = tf.function(

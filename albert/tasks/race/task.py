@@ -23,6 +23,7 @@ from albert.tasks.race import metrics as race_metrics
 from albert.tasks.classification_task import ClassificationTask
 from albert.modeling.multiple_choice import AlbertMultipleChoice
 from official.io import atomic_write
+from official.core import export_base
 
 NUM_OPTIONS = 4
 LETTERS = "ABCD"
@@ -131,7 +132,7 @@ class RaceTask(ClassificationTask):
 _TEXT = tf.TensorSpec([None], tf.string)
 
 
-class RaceServingModule(tf.Module):
+class RaceServingModule(export_base.ExportModule):
   """Raw-text multiple choice: article, question and four options in.
 
   Signature `serving_default(article [B], question [B], options [B, 4])` ->
@@ -145,8 +146,7 @@ class RaceServingModule(tf.Module):
       max_qa_length: int,
       name: str = "race_serving",
   ):
-    super().__init__(name=name)
-    self.model = model
+    super().__init__(model, name=name)
     self.preprocessor = preprocessor
     self.max_qa_length = max_qa_length
 

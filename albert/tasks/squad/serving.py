@@ -28,12 +28,13 @@ import tensorflow_text as tf_text
 
 from albert.serving.preprocessor import Preprocessor
 from albert.tasks.squad.postprocess import NO_SPAN_ODDS
+from official.core import export_base
 
 _TEXT = tf.TensorSpec([None], tf.string)
 _WHITESPACE = "[ \t\r\n\u202f]+"
 
 
-class SquadServingModule(tf.Module):
+class SquadServingModule(export_base.ExportModule):
   """Signature `serving_default(question [B], context [B])` returns:
 
   answer: string [B], the best span's characters of the context ("" if
@@ -61,8 +62,7 @@ class SquadServingModule(tf.Module):
       null_threshold: float = 0.0,
       name: str = "squad_serving",
   ):
-    super().__init__(name=name)
-    self.model = model
+    super().__init__(model, name=name)
     self.preprocessor = preprocessor
     self.max_query_length = max_query_length
     self.max_answer_length = max_answer_length

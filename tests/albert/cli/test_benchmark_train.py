@@ -1,6 +1,7 @@
 """tools/benchmark_train.py runs as the README shows, with real numbers."""
 
 import json
+import math
 
 import pytest
 from tests import helpers
@@ -79,6 +80,24 @@ def test_float32_against_the_fastest_peer():
   assert r["fastest_peer"] == max(peers, key=peers.get)
   assert r["speed_vs_peer"] > 0 and r["rss_vs_peer"] > 0
   assert r["variants"]["torch_compile"]["threads"] >= 1
+
+
+@pytest.mark.slow
+def test_classification_fine_tuning_against_the_peer():
+  if helpers.run(["-c", "import torch, transformers"]).returncode != 0:
+    pytest.skip("torch and transformers are not installed")
+  report = _run(*TINY, "--task=classification", "--noxla")
+  assert report["task"] == "classification"
+  r = report["precisions"]["float32"]
+  assert set(r["variants"]) == {"tf", "torch_eager", "torch_compile"}
+  # Both sides start a fresh 3-class head: cross-entropy near ln 3.
+  for name, v in r["variants"].items():
+    assert abs(v["first_loss"] - math.log(3)) < 0.3, (name, v["first_loss"])
+  # gin/tiny.gin at seq 32, no masked-LM head, a 3-way head (by hand).
+  block = 4 * 32 * 64 * 64 + 2 * 32 * 32 * 64 + 2 * 32 * 64 * 256
+  macs = 32 * 32 * 64 + 4 * block + 64 * 64 + 3 * 64
+  assert report["gflop_per_example"] == pytest.approx(3 * 2 * macs / 1e9)
+  assert r["speed_vs_peer"] > 0 and r["rss_vs_peer"] > 0
 
 
 @pytest.mark.slow

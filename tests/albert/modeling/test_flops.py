@@ -22,3 +22,11 @@ def test_inner_groups_multiply_the_block_cost():
   two = flops.forward_flops_per_example(AlbertConfig(inner_group_num=2), 64, 5)
   block = 2 * (4 * 64 * 768 * 768 + 2 * 64 * 64 * 768 + 2 * 64 * 768 * 3072)
   assert two - one == 12 * block
+
+
+def test_a_classifier_has_no_masked_lm_and_its_own_head():
+  config = AlbertConfig()
+  pretraining = flops.forward_flops_per_example(config, 128, 20)
+  classifier = flops.forward_flops_per_example(config, 128, 0, num_classes=3)
+  mlm = 2 * 20 * (768 * 128 + 128 * 30000)
+  assert pretraining - classifier == mlm + 2 * (2 - 3) * 768

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
 
 from albert.serving.preprocessor import AlbertPreprocessor
 from tests.albert.serving.conftest import SEQ
@@ -37,6 +38,23 @@ def test_layout_and_no_leftovers(export_dir):
   assert os.path.exists(export_dir / "serving" / "assets" / "spm.model")
   assert os.path.exists(export_dir / "preprocessing" / "assets" / "spm.model")
   assert not [p for p in os.listdir(export_dir.parent) if ".tmp" in p]
+
+
+@pytest.mark.parametrize("name", ["encoder", "preprocessing", "serving"])
+def test_saved_models_hold_no_keras_objects(export_dir, name):
+  """The modules hold the model out of the object graph (export_base), so
+  tf_keras neither traces every layer at export nor revives it at load."""
+  meta = saved_model_pb2.SavedModel()
+  with open(export_dir / name / "saved_model.pb", "rb") as f:
+    meta.ParseFromString(f.read())
+  (graph,) = meta.meta_graphs
+  identifiers = {
+      node.user_object.identifier
+      for node in graph.object_graph_def.nodes
+      if node.WhichOneof("kind") == "user_object"
+  }
+  assert not [i for i in identifiers if "keras" in i], identifiers
+  assert not os.path.exists(export_dir / name / "keras_metadata.pb")
 
 
 FRESH = r"""

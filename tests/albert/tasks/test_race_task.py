@@ -8,6 +8,7 @@ per-level accuracy, predictions and fresh-process serving.
 import json
 import os
 import random
+import types
 
 import numpy as np
 import pytest
@@ -98,7 +99,8 @@ def test_serving_packing_equals_the_python_features(tmp_path, spm_model):
       ),
   ]
   features = list(task.featurize(examples, training=False))
-  module = RaceServingModule(None, task.preprocessor(), max_qa_length=7)
+  no_model = types.SimpleNamespace(variables=[])  # packing only
+  module = RaceServingModule(no_model, task.preprocessor(), max_qa_length=7)
   packed = module._pack_options(
       tf.constant([e.context for e in examples]),
       tf.constant([e.question for e in examples]),
