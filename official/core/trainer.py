@@ -22,6 +22,7 @@ import tf_keras
 from official.core import checkpoints
 from official.core.best_checkpoint import BestCheckpoint
 from official.core import model_config_file
+from official.core import run_lock
 from official.core.progress import Progress
 from official.core.summaries import Summaries
 from official.core.task import Task
@@ -262,13 +263,11 @@ class Trainer:
   ) -> Dict[str, float]:
     """Trains to `train_steps` (resuming from the latest checkpoint).
 
-    Nothing of the run is visible in model_dir before its first checkpoint
-    is saved: then `model_config.json` (in a new model directory) and
-    `config_files` (name -> text, e.g. the operative gin config) are
-    written, atomically, and the TensorBoard summaries held back until then.
-    A run that fails before that (a checkpoint of another model, bad data, a
-    full disk) leaves the directory byte-identical; a new model_dir is
-    removed again.
+    Nothing of the run is in model_dir before its first checkpoint: then
+    `model_config.json` (in a new model directory) and `config_files` (name
+    -> text, e.g. the operative gin config) are written, atomically, and the
+    summaries held back until then. A run that fails before that leaves the
+    directory byte-identical (a new model_dir is removed again).
 
     Returns:
       The last evaluation's metrics (train metrics if there is no eval data).
@@ -276,14 +275,16 @@ class Trainer:
     Raises:
       NonFiniteLossError: the loss became NaN/inf; the last good checkpoint
         is kept and the run stops.
+      ModelDirLockedError: another run holds model_dir (`run_lock`).
     """
-    try:
-      return self._train(config_files)
-    except BaseException:
-      if self._new_dir and not self.latest_checkpoint():
-        # Nothing to resume from: leave no trace of the failed run.
-        shutil.rmtree(self.model_dir, ignore_errors=True)
-      raise
+    with run_lock.hold(self.model_dir, enabled=self.is_chief):
+      try:
+        return self._train(config_files)
+      except BaseException:
+        if self._new_dir and not self.latest_checkpoint():
+          # Nothing to resume from: leave no trace of the failed run.
+          shutil.rmtree(self.model_dir, ignore_errors=True)
+        raise
 
   def _train(self, config_files: Optional[Dict[str, str]]) -> Dict[str, float]:
     self._config_files = dict(config_files or {})
@@ -341,9 +342,8 @@ class Trainer:
     return bool(interval) and step % interval == 0
 
   def _resume_evaluations(self, step: int) -> bool:
-    """Reads back the evaluations of an earlier run up to `step`, and
-    evaluates `step` if the run was killed before evaluating it; returns
-    whether early stopping already ended the run."""
+    """Reads back earlier evaluations up to `step` (evaluating `step` if a
+    kill came first); whether early stopping already ended the run."""
     if self.best is None:
       return False
     self.best.resume(step)

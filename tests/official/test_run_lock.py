@@ -1,0 +1,120 @@
+"""official/core/run_lock.py: one training run per model directory."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from unittest import mock
+
+import pytest
+
+from official.core import run_lock
+from tests import helpers
+
+# A process that holds the lock of argv[1] until it is killed.
+_HOLDER = r"""
+import sys, time
+from official.core import run_lock
+with run_lock.hold(sys.argv[1]):
+  print("held", flush=True)
+  time.sleep(600)
+"""
+
+
+def _start_holder(model_dir):
+  process = subprocess.Popen(
+      [sys.executable, "-c", _HOLDER, str(model_dir)],
+      cwd=helpers.REPO,
+      stdout=subprocess.PIPE,
+      text=True,
+  )
+  assert process.stdout.readline().strip() == "held"
+  return process
+
+
+def test_held_for_the_run_and_removed_after(tmp_path):
+  model_dir = tmp_path / "run"
+  path = run_lock.lock_path(str(model_dir))
+  assert path == str(tmp_path / "run.lock")  # beside, not inside
+  with run_lock.hold(str(model_dir)):
+    with open(path, encoding="utf-8") as f:
+      holder = json.load(f)
+    assert holder["pid"] == os.getpid() and holder["host"]
+    assert not model_dir.exists()  # the directory is left to the trainer
+  assert not os.path.exists(path)
+
+
+def test_a_second_run_refuses_naming_the_holder(tmp_path):
+  model_dir = tmp_path / "run"
+  model_dir.mkdir()
+  holder = _start_holder(model_dir)
+  try:
+    # Another spelling of the same directory finds the same lock.
+    for spelling in (model_dir, f"{tmp_path}/./run/"):
+      with pytest.raises(run_lock.ModelDirLockedError) as e:
+        with run_lock.hold(str(spelling)):
+          pytest.fail("entered a held lock")
+      message = str(e.value)
+      assert "\n" not in message
+      assert f"model_dir {spelling} is in use by another run (pid " in message
+      assert f"pid {holder.pid} on " in message
+      assert message.endswith("or choose another model_dir")
+    assert os.listdir(model_dir) == []
+  finally:
+    holder.kill()
+    holder.wait()
+
+
+def test_the_lock_of_a_killed_run_is_taken_over_with_a_warning(tmp_path):
+  model_dir = tmp_path / "run"
+  holder = _start_holder(model_dir)
+  holder.send_signal(signal.SIGKILL)  # no clean-up: the file stays
+  holder.wait()
+  path = run_lock.lock_path(str(model_dir))
+  assert json.load(open(path, encoding="utf-8"))["pid"] == holder.pid
+  with mock.patch.object(run_lock.logging, "warning") as warning:
+    with run_lock.hold(str(model_dir)):
+      assert json.load(open(path, encoding="utf-8"))["pid"] == os.getpid()
+  (call,) = warning.call_args_list
+  assert "ended without releasing it" in call.args[0]
+  assert f"pid {holder.pid} on" in call.args[2]
+  assert not os.path.exists(path)
+
+
+def test_not_enabled_or_an_object_store_locks_nothing(tmp_path):
+  with run_lock.hold(str(tmp_path / "run"), enabled=False):
+    assert os.listdir(tmp_path) == []
+  with mock.patch.object(run_lock.logging, "warning") as warning:
+    with run_lock.hold("gs://bucket/run"):
+      pass
+  assert "not locked" in warning.call_args.args[0]
+
+
+def test_two_racing_runs_one_wins(tmp_path):
+  """Many processes start at once: exactly one holds the lock."""
+  racer = r"""
+import sys, time
+from official.core import run_lock
+try:
+  with run_lock.hold(sys.argv[1]):
+    time.sleep(5)
+  print("won")
+except run_lock.ModelDirLockedError:
+  print("refused")
+"""
+  start = time.time()
+  racers = [
+      subprocess.Popen(
+          [sys.executable, "-c", racer, str(tmp_path / "run")],
+          cwd=helpers.REPO,
+          stdout=subprocess.PIPE,
+          text=True,
+      )
+      for _ in range(4)
+  ]
+  results = sorted(p.communicate()[0].strip() for p in racers)
+  assert time.time() - start < 60
+  assert results == ["refused"] * 3 + ["won"], results
