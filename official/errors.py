@@ -31,6 +31,13 @@ class UnavailableError(RuntimeError):
   """A device or service the run needs (a TPU, a worker) is not reachable."""
 
 
+class Preempted(RuntimeError):
+  """A signal stopped the run after it saved its state (`official.core.
+  preemption`); the commands exit with `exit_code`; a rerun resumes."""
+
+  exit_code = 75  # sysexits.h EX_TEMPFAIL
+
+
 class DamagedFileError(InputError):
   """A file the run reads is truncated or corrupt (checkpoint, TFRecord)."""
 
@@ -136,7 +143,14 @@ def describe(error: BaseException) -> Optional[str]:
   environment faults and get advice by kind.
   """
   if isinstance(
-      error, (ValueError, FloatingPointError, CommandError, UnavailableError)
+      error,
+      (
+          ValueError,
+          FloatingPointError,
+          CommandError,
+          UnavailableError,
+          Preempted,
+      ),
   ):
     return first_line(error)
   if isinstance(error, BrokenProcessPool):

@@ -16,7 +16,6 @@ import sentencepiece as spm
 
 from albert import configs
 from albert.modeling.config import AlbertConfig
-from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving import onnx_export
 from albert.serving.exporter import export
@@ -200,7 +199,7 @@ def measure(s: ServingBenchmark) -> Dict:
   config = AlbertConfig().replace(vocab_size=vocab)
   c, seq, batch = config, s.seq_length, s.batch_size
   with precision_lib.policy_scope(precision_lib.serving_policy(s.precision)):
-    pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
+    pretrainer = AlbertPretrainer.from_config_object(config)
   cpu = cpu_info.read()
   have_torch = (
       s.torch

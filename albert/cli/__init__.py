@@ -6,6 +6,8 @@ and the console scripts in `pyproject.toml` call `run()`.
 Every program goes through `run_command`, the one error path: a user error or
 an environment fault (`official.errors.describe`) prints one line,
 `PROGRAM: error: ...`, and exits with status 1 (130 when interrupted); a
+training run stopped by SIGTERM or SIGINT after saving prints `PROGRAM:
+stopped: ...` and exits with 75 (`official.core.preemption`); a
 programming error shows its traceback. `--verbose` (or ALBERT_VERBOSE=1)
 shows the traceback of every error.
 """
@@ -66,11 +68,14 @@ def guarded(main, program: str):
       _release(e)
       logging.flush()
       sys.stderr.flush()
-      print(f"{program}: error: {message}", file=sys.stderr, flush=True)
+      label = "stopped" if isinstance(e, errors.Preempted) else "error"
+      print(f"{program}: {label}: {message}", file=sys.stderr, flush=True)
       # Whatever TensorFlow would log while the process exits (e.g. about a
       # restore that failed) would come after the one line.
       logging.set_verbosity(logging.FATAL)
-      sys.exit(130 if isinstance(e, KeyboardInterrupt) else 1)
+      if isinstance(e, KeyboardInterrupt):
+        sys.exit(130)
+      sys.exit(getattr(e, "exit_code", 1))
 
   return wrapped
 

@@ -39,6 +39,12 @@ class ExportModule(tf.Module):
 
   def __init__(self, model, name: str):
     super().__init__(name=name)
+    if not getattr(model, "built", True):
+      # Variables made later, while `save` traces, would not be saved.
+      raise ValueError(
+          f"{type(model).__name__} {model.name!r} is not built: call it once "
+          "before making its serving module"
+      )
     self._held = Untracked(model=model)
     self.model_variables = list(model.variables)
 

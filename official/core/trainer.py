@@ -22,12 +22,14 @@ import tf_keras
 from official.core import checkpoints
 from official.core.best_checkpoint import BestCheckpoint
 from official.core import model_config_file
+from official.core import preemption
 from official.core import run_lock
 from official.core.progress import Progress
 from official.core.summaries import Summaries
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
+from official.errors import Preempted
 from official.io import atomic_write
 from official.io import files
 from official.modeling import recompute
@@ -122,6 +124,7 @@ class Trainer:
     self._grad_fn = tf.function(
         self._micro_batch_gradients, jit_compile=config.jit_compile
     )
+    self._signals = preemption.SignalWatch(config.preemption_grace_seconds)
     self._train_loop = tf.function(self._train_loop_fn)
     self._eval_loop = tf.function(self._eval_loop_fn)
     self._summaries = Summaries(model_dir, enabled=self.is_chief)
@@ -201,6 +204,8 @@ class Trainer:
         finite = tf.constant(False)
         break
       loss_sum += loss
+      if self._signals.stop_flag(self.strategy, self._run):
+        break  # preempted: after the step in flight
     return loss_sum / tf.cast(tf.maximum(done, 1), tf.float32), done, finite
 
   def _eval_loop_fn(self, iterator, num_steps):
@@ -231,18 +236,6 @@ class Trainer:
 
     options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
     return self.strategy.distribute_datasets_from_function(dataset_fn, options)
-
-  def _next_stop(self, step: int) -> int:
-    """The next step at which a loop must end (checkpoint, eval, end)."""
-    c = self.config
-    stops = [
-        c.train_steps,
-        step + c.steps_per_loop,
-        (step // c.checkpoint_interval + 1) * c.checkpoint_interval,
-    ]
-    if c.eval_interval:
-      stops.append((step // c.eval_interval + 1) * c.eval_interval)
-    return min(stops)
 
   def train_iterator(self, start_step: int = 0):
     """An iterator over the training stream, after `start_step` steps."""
@@ -277,7 +270,7 @@ class Trainer:
         is kept and the run stops.
       ModelDirLockedError: another run holds model_dir (`run_lock`).
     """
-    with run_lock.hold(self.model_dir, enabled=self.is_chief):
+    with run_lock.hold(self.model_dir, enabled=self.is_chief), self._signals:
       try:
         return self._train(config_files)
       except BaseException:
@@ -306,7 +299,7 @@ class Trainer:
     progress = Progress(c.train_steps, start=step)
     results: Dict[str, float] = {}
     while step < c.train_steps and not stop:
-      loss, finite = self.run_steps(iterator, self._next_stop(step) - step)
+      loss, finite = self.run_steps(iterator, c.next_stop(step) - step)
       step = self.global_step
       if not finite:
         raise NonFiniteLossError(
@@ -315,6 +308,11 @@ class Trainer:
         )
       progress.update(step)
       results = self._log_train(step, loss, progress)
+      if self._signals.received:  # preempted: save this step and stop
+        self._save(step)
+        raise Preempted(
+            self._signals.stop_message(step, self.latest_checkpoint())
+        )
       eval_due = self._eval_due(step) and step < c.train_steps
       if step % c.checkpoint_interval == 0 or (eval_due and self.best):
         self._save(step)

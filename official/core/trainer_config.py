@@ -31,6 +31,9 @@ class TrainerConfig:
     on CPU yet (docs/performance.md).
   seed: seeds weight initialisation.
   deterministic: enable TensorFlow op determinism (bit-exact reruns).
+  preemption_grace_seconds: on SIGTERM or SIGINT the run finishes the step
+    in flight, saves a checkpoint and stops (`official.core.preemption`);
+    if that takes longer than this, it exits without them (0: no limit).
   """
 
   train_steps: int = 125000
@@ -47,6 +50,19 @@ class TrainerConfig:
   recompute: bool = False
   seed: int = 12345
   deterministic: bool = False
+  preemption_grace_seconds: float = 30.0
+
+  def next_stop(self, step: int) -> int:
+    """The next step at which a compiled loop must end (a checkpoint, an
+    evaluation, the loop length or the end of training)."""
+    stops = [
+        self.train_steps,
+        step + self.steps_per_loop,
+        (step // self.checkpoint_interval + 1) * self.checkpoint_interval,
+    ]
+    if self.eval_interval:
+      stops.append((step // self.eval_interval + 1) * self.eval_interval)
+    return min(stops)
 
   def __post_init__(self):
     for name in (
@@ -66,6 +82,11 @@ class TrainerConfig:
       value = getattr(self, name)
       if not isinstance(value, int) or value < 0:
         raise ValueError(f"TrainerConfig.{name}={value!r} must be >= 0")
+    if self.preemption_grace_seconds < 0:
+      raise ValueError(
+          "TrainerConfig.preemption_grace_seconds="
+          f"{self.preemption_grace_seconds!r} must be >= 0"
+      )
     if self.mixed_precision_policy not in POLICIES:
       raise ValueError(
           f"TrainerConfig.mixed_precision_policy="

@@ -179,6 +179,59 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(
     np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
+@pytest.mark.slow
+def test_sigterm_saves_the_step_in_flight_and_the_rerun_resumes_bit_exact(
+    data_dir, tmp_path
+):
+  # No periodic checkpoint: what the rerun resumes from is the signal's.
+  def args(model_dir):
+    return _args(
+        data_dir,
+        model_dir,
+        "--gin_param=TrainerConfig.checkpoint_interval=1000",
+        steps=40,
+    )
+
+  straight = helpers.run(args(tmp_path / "straight"))
+  assert straight.returncode == 0, straight.stderr[-2000:]
+  model_dir = tmp_path / "preempted"
+  proc = helpers.start(
+      args(model_dir), stderr=subprocess.PIPE, text=True, bufsize=1
+  )
+  seen = []
+  for line in proc.stderr:  # wait until it trains
+    seen.append(line)
+    if " train 3/40 steps" in line:
+      break
+  else:
+    pytest.fail("".join(seen[-30:]))
+  sent = time.time()
+  proc.send_signal(signal.SIGTERM)
+  stderr = proc.communicate(timeout=120)[1]
+  assert time.time() - sent < 30  # within the default grace period
+  assert proc.returncode == 75, stderr[-3000:]
+  last = stderr.strip().splitlines()[-1]
+  prefix = "run_pretraining: stopped: stopped by SIGTERM at step "
+  assert last.startswith(prefix) and "Traceback" not in stderr, last
+  step = int(last[len(prefix) :].split(",")[0])
+  assert 3 <= step < 40
+  assert last.endswith(
+      f", checkpoint {model_dir}/ckpt-{step} saved: run the same command "
+      "again to resume"
+  ), last
+  assert os.path.exists(model_dir / "operative_config.gin")
+  assert not os.path.exists(f"{model_dir}.lock")  # released
+  resumed = helpers.run(args(model_dir))
+  assert resumed.returncode == 0, resumed.stderr[-2000:]
+  assert f"Resumed from {model_dir}/ckpt-{step} at step {step}" in (
+      resumed.stderr
+  )
+  a, b = _variables(tmp_path / "straight"), _variables(model_dir)
+  assert a.keys() == b.keys() and len(a) > 10
+  for name in a:
+    np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
 def _free_ports(n):
   sockets = [socket.socket() for _ in range(n)]
   for s in sockets:

@@ -221,6 +221,41 @@ def test_another_models_checkpoint_changes_nothing(data_dir, trained, tmp_path):
   assert snapshot(model_dir) == before
 
 
+def test_a_second_run_into_a_held_model_dir_refuses(
+    data_dir, trained, tmp_path
+):
+  """While a run holds model_dir, another one refuses naming it; --mode=eval
+  reads without the lock."""
+  model_dir = _copy(trained, tmp_path)
+  holder = start_from_repo(
+      [
+          "-c",
+          "import sys, time; from official.core import run_lock\n"
+          "with run_lock.hold(sys.argv[1]):\n"
+          "  print('held', flush=True); time.sleep(600)",
+          model_dir,
+      ],
+      stdout=subprocess.PIPE,
+      text=True,
+  )
+  try:
+    assert holder.stdout.readline().strip() == "held"
+    before = snapshot(model_dir)
+    run = _pretrain(data_dir, model_dir, steps=6)
+    assert_one_line(
+        run,
+        "run_pretraining",
+        f"model_dir {model_dir} is in use by another run (pid {holder.pid} on ",
+        "wait for it to end or stop it, or choose another model_dir",
+    )
+    assert snapshot(model_dir) == before
+    evaluated = _pretrain(data_dir, model_dir, "--mode=eval")
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+  finally:
+    holder.kill()
+    holder.wait()
+
+
 # --- Checkpoints ----------------------------------------------------------
 
 

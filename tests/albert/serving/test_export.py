@@ -10,6 +10,9 @@ import sentencepiece as spm
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
+from albert.modeling.encoder import AlbertEncoder
+from albert.modeling.pretrainer import AlbertPretrainer
+from albert.serving.hub_encoder_module import HubEncoderModule
 from albert.serving.preprocessor import AlbertPreprocessor
 from tests.albert.serving.conftest import SEQ
 from tests import helpers
@@ -55,6 +58,14 @@ def test_saved_models_hold_no_keras_objects(export_dir, name):
   }
   assert not [i for i in identifiers if "keras" in i], identifiers
   assert not os.path.exists(export_dir / name / "keras_metadata.pb")
+
+
+def test_an_unbuilt_model_is_refused_before_saving():
+  # Its heads' variables would only appear while `save` traces, unsaved.
+  config = helpers.tiny_config(vocab_size=100, max_position_embeddings=16)
+  pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))
+  with pytest.raises(ValueError, match="is not built: call it once"):
+    HubEncoderModule(pretrainer)
 
 
 FRESH = r"""

@@ -1,0 +1,60 @@
+"""official/core/preemption.py: signals caught while training, in a real
+process (the trainer's use: tests/albert/test_run_pretraining.py)."""
+
+import signal
+import subprocess
+import sys
+
+from tests import helpers
+
+# Enters a SignalWatch with the grace period argv[1], signals itself with
+# argv[2:] in turn, and says what it saw after each.
+_SCRIPT = r"""
+import os, signal, sys, time
+from official.core import preemption
+watch = preemption.SignalWatch(float(sys.argv[1]))
+with watch:
+  assert not watch.poll()
+  for name in sys.argv[2:]:
+    os.kill(os.getpid(), getattr(signal, name))
+    time.sleep(0.05)
+    print(name, watch.poll(), watch.received, flush=True)
+  time.sleep(3)
+print("left", flush=True)
+assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+"""
+
+
+def _run(grace, *signals):
+  return subprocess.run(
+      [sys.executable, "-c", _SCRIPT, str(grace), *signals],
+      cwd=helpers.REPO,
+      capture_output=True,
+      text=True,
+      timeout=60,
+  )
+
+
+def test_a_signal_is_seen_and_the_handlers_are_restored():
+  run = _run(0, "SIGTERM")
+  assert run.returncode == 0, run.stderr
+  assert run.stdout.split("\n")[:2] == [
+      f"SIGTERM True {signal.SIGTERM}",
+      "left",
+  ]
+  assert "SIGTERM received: finishing the step in flight" in run.stderr
+
+
+def test_past_the_grace_period_the_process_exits_as_signalled():
+  run = _run(0.2, "SIGTERM")
+  assert run.returncode == 128 + signal.SIGTERM, run.stderr
+  assert "left" not in run.stdout
+  assert "longer than the 0.2 s grace period" in run.stderr
+
+
+def test_a_second_ctrl_c_interrupts_at_once():
+  run = _run(0, "SIGINT", "SIGINT")
+  # Python ends an uncaught KeyboardInterrupt as killed by SIGINT.
+  assert run.returncode == -signal.SIGINT and "KeyboardInterrupt" in run.stderr
+  assert run.stdout.startswith(f"SIGINT True {signal.SIGINT}\n")
+  assert "left" not in run.stdout
