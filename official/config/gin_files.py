@@ -1,9 +1,12 @@
 """`parse_gin`: layered gin files and bindings, failing in one clear line."""
 
 import contextlib
+import difflib
+import inspect
 import logging
 import os
-from typing import Iterable, Sequence
+import re
+from typing import Iterable, List, Optional, Sequence
 
 import gin
 
@@ -49,12 +52,66 @@ def _parse(gin_files, gin_params, search_paths) -> None:
     try:
       gin.parse_config_file(gin_file)
     except (ValueError, SyntaxError, KeyError, TypeError, IOError) as e:
-      raise GinConfigError(f"gin file {gin_file!r}: {first_line(e)}") from e
+      raise GinConfigError(f"gin file {gin_file!r}: {_describe(e)}") from e
   for binding in gin_params:
     try:
       gin.parse_config(binding)
     except (ValueError, SyntaxError, KeyError, TypeError) as e:
-      raise GinConfigError(f"gin binding {binding!r}: {first_line(e)}") from e
+      raise GinConfigError(f"gin binding {binding!r}: {_describe(e)}") from e
+
+
+def _describe(error: BaseException) -> str:
+  """gin's reason, with "; did you mean 'X'?" for an unknown configurable
+  or parameter whose name is close to a known one."""
+  text = first_line(error)
+  hint = _suggestion(text)
+  return text.rstrip(".") + hint if hint else text
+
+
+def _suggestion(text: str) -> str:
+  """The hint of `_describe`, or "" when nothing known is close."""
+  unknown = re.search(r"No configurable matching '([^']+)'", text)
+  if unknown:
+    name, known = unknown.group(1), _configurables()
+  else:
+    param = re.search(
+        r"Configurable '([^']+)' doesn't have a parameter named '([^']+)'",
+        text,
+    )
+    if not param:
+      return ""
+    name, known = param.group(2), _parameters(param.group(1))
+  close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+  return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _registry():
+  # gin has no public listing of what is registered; without it, no hint.
+  return getattr(getattr(gin, "config", None), "_REGISTRY", None)
+
+
+def _configurables() -> List[str]:
+  registry = _registry()
+  if registry is None:
+    return []
+  names = set()
+  for selector, _ in registry.items():
+    names.add(selector.split(".")[-1])
+    names.add(registry.minimal_selector(selector))
+  return sorted(names)
+
+
+def _parameters(selector: str) -> List[str]:
+  registry = _registry()
+  configurable = registry.get_match(selector) if registry else None
+  target: Optional[object] = getattr(configurable, "wrapped", None)
+  if target is None:
+    return []
+  try:
+    signature = inspect.signature(target)
+  except (TypeError, ValueError):
+    return []
+  return [p for p in signature.parameters if p not in ("self", "cls")]
 
 
 def _not_a_search_miss(record: logging.LogRecord) -> bool:

@@ -37,9 +37,16 @@ def test_layering_later_wins_from_any_directory(tmp_path, monkeypatch):
         (
             [],
             ["AlbertConfig.hiden_size = 3"],
-            "doesn't have a parameter named 'hiden_size'",
+            "doesn't have a parameter named 'hiden_size'; did you mean "
+            "'hidden_size'[?]$",
         ),
-        ([], ["NoSuchThing.x = 1"], "No configurable matching 'NoSuchThing'"),
+        ([], ["NoSuchThing.x = 1"], "No configurable matching 'NoSuchThing'.$"),
+        (
+            [],
+            ["AlbertConfg.num_layers = 3"],
+            "No configurable matching 'AlbertConfg'; did you mean "
+            "'AlbertConfig'[?]$",
+        ),
         ([], ["AlbertConfig.num_layers = "], "Unable to parse value"),
     ],
 )
