@@ -278,6 +278,9 @@ class Trainer:
           # Nothing to resume from: leave no trace of the failed run.
           shutil.rmtree(self.model_dir, ignore_errors=True)
         raise
+      finally:  # a worker's copies (saving is collective) are not read
+        if not self.is_chief:
+          shutil.rmtree(self._write_dir, ignore_errors=True)
 
   def _train(self, config_files: Optional[Dict[str, str]]) -> Dict[str, float]:
     self._config_files = dict(config_files or {})
@@ -391,8 +394,7 @@ class Trainer:
     )
 
   def _save(self, step: int) -> None:
-    """Saves ckpt-`step` (nothing of it left on failure), then commits the
-    run (`_commit`)."""
+    """Saves ckpt-`step` (nothing of it left on failure); `_commit`s."""
     checkpoints.save(self.checkpoint_manager, self._write_dir, step)
     self._commit()
 

@@ -276,6 +276,8 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
   for p, (_, err) in zip(procs, outputs):
     assert p.returncode == 0, err[-3000:]
   assert "2 replica(s) in sync" in outputs[0][1]
+  # The worker's own checkpoint copies went with it.
+  assert not [n for n in os.listdir(model_dir) if n.startswith(".scratch")]
   a, b = _variables(tmp_path / "single"), _variables(model_dir)
   assert a.keys() == b.keys()
   for name in a:
