@@ -4,6 +4,9 @@ The normalisation is the one `tools/create_pretraining_data.py` applies in
 Python (`albert.text.tokenization.preprocess_text`), rebuilt from
 TensorFlow and TF-Text ops so a SavedModel needs nothing else:
 
+  0. bytes that are not UTF-8 -> U+FFFD each (`Preprocessor.valid_utf8`: as
+     Python's `errors="replace"` decoding, so a request is answered, never
+     refused for its encoding);
   1. whitespace runs (Python's `str.isspace` set) -> one space, ends stripped;
   2. NFKD;
   3. characters with a non-zero canonical combining class removed (the exact
@@ -64,6 +67,19 @@ class Preprocessor(tf.Module):
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string [B] -> int32 ragged [B, (tokens)] ids."""
     raise NotImplementedError
+
+  @staticmethod
+  def valid_utf8(text: tf.Tensor) -> tf.Tensor:
+    """string [B] -> the same, each byte sequence that is not UTF-8
+    replaced by U+FFFD (the first step of every tokenizer's normalisation;
+    serving modules that return parts of the input text apply it first)."""
+    return tf.strings.unicode_transcode(
+        text,
+        input_encoding="UTF-8",
+        output_encoding="UTF-8",
+        errors="replace",
+        replacement_char=0xFFFD,
+    )
 
   def word_starts(self, ids: tf.Tensor) -> tf.Tensor:
     """int32 ids [N] -> bool [N]: the piece starts a word."""
@@ -211,7 +227,8 @@ class AlbertPreprocessor(Preprocessor):
     self.vocab_size = int(self.tokenizer.vocab_size().numpy())
 
   def normalize(self, text: tf.Tensor) -> tf.Tensor:
-    """string [B] -> normalised string [B] (steps 1-4 of the module doc)."""
+    """string [B] -> normalised string [B] (steps 0-4 of the module doc)."""
+    text = self.valid_utf8(text)
     text = tf.strings.regex_replace(text, self.whitespace_pattern, " ")
     text = tf.strings.regex_replace(text, "^ | $", "")
     text = tf_text.normalize_utf8(text, "NFKD")

@@ -86,7 +86,9 @@ class WordPiecePreprocessor(Preprocessor):
     self._kept = split
 
   def normalize(self, text: tf.Tensor) -> tf.Tensor:
-    """string [B] -> normalised string [B] (steps 1-2 of the module doc)."""
+    """string [B] -> normalised string [B] (steps 1-2 of the module doc),
+    after `valid_utf8`."""
+    text = self.valid_utf8(text)
     text = tf.strings.regex_replace(text, self._drop, "")
     text = tf.strings.regex_replace(text, self._space, " ")
     if self.do_lower_case:

@@ -325,6 +325,7 @@ class TokenClassificationServingModule(export_base.ExportModule):
     )
 
   def _outputs(self, text) -> Dict[str, tf.Tensor]:
+    text = self.preprocessor.valid_utf8(text)  # words are returned as text
     words, starts, ends = tf_text.regex_split_with_offsets(
         text, self.preprocessor.whitespace_pattern
     )  # [B, (W)], byte offsets

@@ -14,6 +14,7 @@ from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving.hub_encoder_module import HubEncoderModule
 from albert.serving.preprocessor import AlbertPreprocessor
+from tests.albert.serving import hostile
 from tests.albert.serving.conftest import SEQ
 from tests import helpers
 
@@ -58,6 +59,17 @@ def test_saved_models_hold_no_keras_objects(export_dir, name):
   }
   assert not [i for i in identifiers if "keras" in i], identifiers
   assert not os.path.exists(export_dir / name / "keras_metadata.pb")
+
+
+def test_hostile_requests_are_answered(export_dir):
+  """Empty, over-long, not UTF-8 and zero-sized batches to every raw-text
+  signature, in a fresh process (tests/albert/serving/hostile.py)."""
+  hostile.assert_answers_everything(
+      export_dir / "serving", ["fill_mask", "sentence_order", "serving_default"]
+  )
+  hostile.assert_answers_everything(
+      export_dir / "preprocessing", ["pair", "serving_default"]
+  )
 
 
 def test_an_unbuilt_model_is_refused_before_saving():

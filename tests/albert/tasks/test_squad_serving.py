@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from albert.tasks.squad.task import SquadTask
+from tests.albert.serving import hostile
 from tests import helpers
 from tests.albert.tasks.finetune_helpers import TINY
 
@@ -116,6 +117,10 @@ def test_served_answers_equal_the_python_predictions(
       match="question and context must hold the same number",
   ):
     module.serve(tf.constant(questions[:2]), tf.constant(contexts[:1]))
+  if version == "1.1":  # the module is the same for 2.0
+    saved = tmp_path / "saved_model"
+    tf.saved_model.save(module, str(saved), signatures=module.signatures())
+    hostile.assert_answers_everything(saved, ["serving_default"])
   if version == "2.0":
     with open(tmp_path / "null_odds.json") as f:
       odds = json.load(f)

@@ -15,6 +15,7 @@ from albert import finetuning
 from albert.tasks import classification_metrics
 from albert.tasks.own_data import reader as own_data
 from official.errors import InputError
+from tests.albert.serving import hostile
 from tests.albert.serving.test_tflite import run_export_tflite
 from tests.albert.serving.test_tflite import tflite_runner
 from tests.albert.tasks import finetune_helpers as helpers
@@ -230,6 +231,7 @@ def test_csv_classification_trains_predicts_and_serves_label_names(
   out = helpers.call_saved_model(export_dir, {"text": sentences})
   assert out["label"] == ["science", "politics", "sports"]
   np.testing.assert_allclose(np.sum(out["probabilities"], -1), 1.0, rtol=1e-5)
+  hostile.assert_answers_everything(export_dir, ["serving_default"])
   _assert_tflite_agrees(tmp_path, gin_file, common, export_dir)
 
   # A rerun with another label list is refused before anything changes.

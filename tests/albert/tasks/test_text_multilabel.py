@@ -16,6 +16,7 @@ from albert.tasks.own_data.text_multilabel import TextMultiLabelTask
 from albert.tasks.text_example import TextExample
 from official.core import best_checkpoint
 from official.errors import InputError
+from tests.albert.serving import hostile
 from tests import helpers as test_helpers
 from tests.albert.tasks import finetune_helpers as helpers
 
@@ -223,6 +224,7 @@ def test_learns_a_synthetic_multilabel_task_end_to_end(tmp_path, spm_model):
   with open(os.path.join(data_dir, "test.csv")) as f:
     texts = [row["text"] for row in csv.DictReader(f)]
   out = helpers.call_saved_model(export_dir, {"text": texts})
+  hostile.assert_answers_everything(export_dir, ["serving_default"])
   probabilities = np.array(out["probabilities"])  # [N, 3], label order
   np.testing.assert_allclose(
       probabilities,

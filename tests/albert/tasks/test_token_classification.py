@@ -12,6 +12,7 @@ from albert.tasks.own_data import conll as conll_data
 from albert.tasks.own_data import entity_metrics
 from albert.tasks.own_data.token_classification import TokenClassificationTask
 from official.errors import InputError
+from tests.albert.serving import hostile
 from tests.albert.tasks import finetune_helpers as helpers
 
 seqeval = pytest.importorskip("seqeval.metrics")
@@ -185,6 +186,7 @@ def test_ner_trains_reports_entity_f1_predicts_and_serves(tmp_path, spm_model):
   texts.append(" ".join(["the"] * 50 + ["paris"]))  # past 46 pieces
   texts.append("  alice  is\tthe module of zürich ")
   out = helpers.call_saved_model(export_dir, {"text": texts})
+  hostile.assert_answers_everything(export_dir, ["serving_default"])
   assert out["num_words"][-2] == 51
   assert out["tags"][-2][46:] == ["O"] * 5 and out["scores"][-2][46:] == [0] * 5
   assert min(out["scores"][-2][:46]) > 0
