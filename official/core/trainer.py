@@ -50,10 +50,9 @@ class Trainer:
     optimizer_config: optimizer and learning-rate schedule.
     config: steps, intervals, accumulation, precision, XLA, seed.
     model_dir: checkpoints, TensorBoard summaries and `model_config.json`.
-    best_checkpoint: evaluates every `eval_interval` steps (and at the end)
-      instead of the task's eval inputs, keeping the best weights and
-      stopping early (`official.core.best_checkpoint`); each such step is
-      also a checkpoint, so that a resumed run knows what it evaluated.
+    best_checkpoint: evaluates every `eval_interval` steps and at the end,
+      instead of the task's eval inputs (`official.core.best_checkpoint`);
+      each such step is a checkpoint, so a resumed run knows it.
   """
 
   def __init__(
@@ -83,8 +82,7 @@ class Trainer:
     self.is_chief, self._write_dir = strategy_lib.chief_and_write_dir(
         strategy, model_dir
     )
-    # Checks only: nothing is written into model_dir before the run's first
-    # checkpoint (`_commit`).
+    # Checks only: nothing is written before the first checkpoint (`_save`).
     self._needs_model_config = False
     # A new model_dir that the run fails to fill is removed again.
     self._new_dir = self.is_chief and not os.path.exists(model_dir)
@@ -256,10 +254,10 @@ class Trainer:
   ) -> Dict[str, float]:
     """Trains to `train_steps` (resuming from the latest checkpoint).
 
-    Nothing of the run is in model_dir before its first checkpoint: then
-    `model_config.json` (in a new model directory) and `config_files` (name
-    -> text, e.g. the operative gin config) are written, atomically, and the
-    summaries held back until then. A run that fails before that leaves the
+    Nothing of the run is in model_dir before its first checkpoint (a new
+    directory's `model_config.json` just before it); after it come
+    `config_files` (name -> text, e.g. the operative gin config), atomically,
+    and the summaries held back. A run that fails before that leaves the
     directory byte-identical (a new model_dir is removed again).
 
     Returns:
@@ -394,19 +392,21 @@ class Trainer:
     )
 
   def _save(self, step: int) -> None:
-    """Saves ckpt-`step` (nothing of it left on failure); `_commit`s."""
+    """Saves ckpt-`step` (nothing of it left on failure); `_commit`s. A new
+    directory gets model_config.json first: no checkpoint is without it."""
+    if self._needs_model_config and self.is_chief:
+      os.makedirs(self.model_dir, exist_ok=True)
+      model_config_file.write(self.model_dir, self.task.model_config_dict())
+      self._needs_model_config = False
     checkpoints.save(self.checkpoint_manager, self._write_dir, step)
     self._commit()
 
   def _commit(self) -> None:
-    """The run's first checkpoint is written: the config files follow it
-    (model_config.json in a new model directory, the `config_files` given to
-    `train`), atomically, then the summaries held back until now. Once per
-    run; the chief only."""
-    if self._committed:
-      return
-    self._committed = True
-    if not self.is_chief:
+    """After the run's first checkpoint (once; the chief only): the
+    `config_files` given to `train` (and model_config.json if still due),
+    atomically, then the summaries held back until now."""
+    committed, self._committed = self._committed, True
+    if committed or not self.is_chief:
       return
     os.makedirs(self.model_dir, exist_ok=True)
     contents = {
