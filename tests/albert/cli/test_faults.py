@@ -367,6 +367,8 @@ def test_kill_at_several_points_leaves_only_whole_checkpoints(
     process.wait()
     listed = _listed_steps(model_dir)
     assert max(listed) >= step
+    # A checkpoint is never without its model_config.json (export reads it).
+    assert os.path.exists(model_dir / "model_config.json")
     for listed_step in listed:
       prefix = str(model_dir / f"ckpt-{listed_step}")
       assert checkpoint_damage.find_damage(prefix) is None, prefix
