@@ -37,6 +37,7 @@ import tensorflow as tf
 from albert import features
 from official.benchmark.cpu_info import available_cores
 from official.core.input_pipeline import resumable_batches
+from official.errors import DamagedFileError
 from official.io import tfrecord
 
 
@@ -178,6 +179,40 @@ def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
     )
     found.append((path, int(size), what))
   return found
+
+
+def check_shard_sizes(file_pattern: str) -> None:
+  """Every shard that a `manifest.json` beside it lists with its size
+  ("bytes", since the size check was added) still has that size.
+
+  A file cut short inside the header of its last record reads as a clean
+  end of file (TensorFlow's reader stops there), losing records silently;
+  the size says so before training starts.
+
+  Raises:
+    DamagedFileError: which file, its size and the manifest's.
+  """
+  files = set(match_files(file_pattern))
+  for directory in sorted({os.path.dirname(f) for f in files}):
+    path = os.path.join(directory, "manifest.json")
+    if not tf.io.gfile.exists(path):
+      continue
+    try:
+      with tf.io.gfile.GFile(path) as f:
+        shards = json.load(f).get("shards", [])
+    except (ValueError, AttributeError):
+      continue  # not ours: the vocabulary check reports it
+    for shard in shards:
+      shard_path = os.path.join(directory, str(shard.get("file", "")))
+      if "bytes" not in shard or shard_path not in files:
+        continue
+      size = tf.io.gfile.stat(shard_path).length
+      if size != shard["bytes"]:
+        raise DamagedFileError(
+            f"{shard_path} is {size} bytes but {path} says "
+            f"{shard['bytes']}: the file was cut short or changed; restore "
+            "it or make the data again (tools/create_pretraining_data.py)"
+        )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -176,6 +176,7 @@ class PretrainTask(Task):
             pattern, self.seq_length, self.max_predictions_per_seq
         )
       self._check_vocabulary(name, pattern)
+      data.check_shard_sizes(pattern)
 
   def _format(self, training: bool) -> str:
     return self.input_format if training else self.eval_input_format

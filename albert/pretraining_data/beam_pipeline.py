@@ -178,7 +178,8 @@ def _write_shard(element, paths: Sequence[str], gzip: bool) -> Dict:
       np.array([v[2] for v in examples], dtype=np.int64),
       np.array([v[3] for v in examples], dtype=np.int64),
   )
-  return {"shard": shard, "file": path, **stats.to_dict()}
+  size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+  return {"shard": shard, "file": path, "bytes": size, **stats.to_dict()}
 
 
 class _SumStats(beam.CombineFn):
@@ -252,6 +253,7 @@ def _write_manifest(
               "file": FileSystems.split(s["file"])[1],
               count: s["examples"],
               "num_tokens": s["tokens"],
+              "bytes": s["bytes"],
           }
           for s in shards
       ],

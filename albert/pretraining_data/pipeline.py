@@ -167,6 +167,7 @@ class _Job:
               "file": os.path.basename(path),
               count: marker["examples"],
               "num_tokens": marker["tokens"],
+              "bytes": os.path.getsize(path),  # a reader's truncation check
           }
       )
     mixing = global_shuffle.mixing_summary(

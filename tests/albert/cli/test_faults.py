@@ -9,6 +9,7 @@ left, and that no byte of what was there before changed.
 """
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -20,6 +21,7 @@ import pytest
 import tensorflow as tf
 
 from official.core import checkpoint_damage
+from official.io import tfrecord
 from tests.albert.synthetic_records import write_records
 from tests.albert.test_run_pretraining import _args
 from tests.helpers import ENV
@@ -154,6 +156,31 @@ def test_bad_training_data_is_one_line_naming_the_file(
   else:
     assert f"{train}: record " in line and "damaged" in line
   assert not model_dir.exists()  # a new model_dir leaves no trace
+
+
+def test_a_shard_cut_inside_its_last_header_is_caught_by_its_size(
+    data_dir, tmp_path
+):
+  """TensorFlow reads a file cut inside the header of its last record as a
+  clean end of file; the size in manifest.json says otherwise."""
+  bad_dir = tmp_path / "data"
+  shutil.copytree(data_dir, bad_dir)
+  train = bad_dir / "train-0.tfrecord"
+  size = os.path.getsize(train)
+  with open(train, "rb") as f:
+    *_, last = tfrecord.read_frames(f)
+  with open(bad_dir / "manifest.json", "w") as f:
+    json.dump({"shards": [{"file": train.name, "bytes": size}]}, f)
+  with open(train, "r+b") as f:
+    f.truncate(size - (12 + len(last) + 4) + 6)  # 6 bytes of its header
+  line = assert_one_line(
+      _pretrain(bad_dir, tmp_path / "model"),
+      "run_pretraining",
+      f"{train} is {size - len(last) - 10} bytes but {bad_dir}/manifest.json "
+      f"says {size}: the file was cut short or changed",
+  )
+  assert "make the data again" in line
+  assert not (tmp_path / "model").exists()
 
 
 def test_data_of_a_larger_vocabulary_is_refused_before_training(
