@@ -202,9 +202,11 @@ def check_shard_sizes(file_pattern: str) -> None:
         shards = json.load(f).get("shards", [])
     except (ValueError, AttributeError):
       continue  # not ours: the vocabulary check reports it
-    for shard in shards:
+    for shard in shards if isinstance(shards, list) else ():
+      if not isinstance(shard, dict) or "bytes" not in shard:
+        continue
       shard_path = os.path.join(directory, str(shard.get("file", "")))
-      if "bytes" not in shard or shard_path not in files:
+      if shard_path not in files:
         continue
       size = tf.io.gfile.stat(shard_path).length
       if size != shard["bytes"]:

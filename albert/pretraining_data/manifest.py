@@ -50,7 +50,8 @@ def build_manifest(
       it as "spm_model" (path, sha256, vocab_size), as version 1 did.
     compression: "" or "GZIP" (the tf.data compression_type to read with).
     totals: summed `BlockStats` counts.
-    shards: per shard {"file", "num_examples", "num_tokens"}.
+    shards: per shard {"file", "num_examples" (or "num_documents"),
+      "num_tokens", "bytes"} ("bytes": the file size readers check).
     mixing: global_shuffle.mixing_summary of the shards.
     vocabulary: `documents_format.vocabulary_entry` (the documents format,
       whose reader pairs and masks without the tokenizer).

@@ -49,3 +49,21 @@ def resumable_batches(
       tf.data.experimental.AutoShardPolicy.OFF
   )
   return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
+
+
+def distributed_dataset(
+    strategy, task, *, batch_size: int, training: bool, start_step: int = 0
+):
+  """`task.build_inputs` per input pipeline of `strategy`: batches of
+  `batch_size` per replica, the training stream after `start_step` steps
+  (each replica's share of them skipped)."""
+
+  def dataset_fn(context):
+    local_replicas = context.num_replicas_in_sync // context.num_input_pipelines
+    skip = start_step * batch_size * local_replicas if training else 0
+    return task.build_inputs(
+        context, training=training, batch_size=batch_size, skip_examples=skip
+    )
+
+  options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
+  return strategy.distribute_datasets_from_function(dataset_fn, options)

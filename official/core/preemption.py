@@ -15,7 +15,9 @@ workers agree (an all-reduce of the flag) on the step to stop at.
 If the step in flight and the save do not end within `grace_seconds` of the
 signal, the process exits at once with 128 + the signal number, as an
 unhandled signal would, keeping the newest complete checkpoint. A second
-SIGINT (Ctrl-C twice) interrupts at once.
+SIGINT (Ctrl-C twice) interrupts at once. A signal that comes after the last
+step (during the final save or evaluation) lets those finish, then raises
+`Preempted` too, so the command stops instead of going on to what follows.
 """
 
 import os
@@ -50,13 +52,18 @@ class SignalWatch:
     self.grace_seconds = grace_seconds
     self.received: Optional[int] = None  # the first signal's number
     self._active = False
-    self._lock = threading.Lock()
+    self._lock = threading.RLock()  # a handler may interrupt its holder
     self._previous = {}
     self._reader = self._writer = None
     self._previous_fd = -1
+    self._timer = None
+    self._interrupts = 0  # SIGINTs the Python-level handler has run for
+    self._stopped = None  # bool variable: the workers' agreed decision
 
   def __enter__(self):
-    self.received = None
+    self.received, self._interrupts = None, 0
+    if self._stopped is not None:
+      self._stopped.assign(False)
     if threading.current_thread() is not threading.main_thread():
       return self  # signals reach the main thread only: nothing to watch
     self._reader, self._writer = socket.socketpair()
@@ -70,21 +77,35 @@ class SignalWatch:
     self._active = True
     return self
 
-  def __exit__(self, *exc_info):
-    if not self._active:
-      return
-    self._active = False
-    for signum, handler in self._previous.items():
-      signal.signal(signum, handler)
-    self._previous.clear()
-    signal.set_wakeup_fd(self._previous_fd)
-    self._reader.close()
-    self._writer.close()
+  def __exit__(self, exc_type, exc, traceback):
+    if self._timer is not None:
+      self._timer.cancel()  # stopped in time (or a caller goes on)
+      self._timer = None
+    if self._active:
+      self._active = False
+      try:
+        for signum, handler in self._previous.items():
+          # None: a handler installed from C, not restorable from Python.
+          signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+      finally:
+        self._previous.clear()
+        signal.set_wakeup_fd(self._previous_fd)
+        self._reader.close()
+        self._writer.close()
+    if exc_type is None and self.received is not None:
+      # The signal came after the last step: training is saved and done,
+      # but the caller asked to stop before whatever comes next.
+      raise Preempted(
+          f"stopped by {signal.Signals(self.received).name} after the last "
+          "step was saved: run the same command again to finish"
+      )
 
   def _handle(self, signum, frame):
     del frame
-    if self.received is not None and signum == signal.SIGINT:
-      raise KeyboardInterrupt  # the second Ctrl-C: stop now
+    if signum == signal.SIGINT:
+      self._interrupts += 1
+      if self._interrupts > 1:
+        raise KeyboardInterrupt  # the second Ctrl-C: stop now
     self._note(signum)
 
   def _note(self, signum: int) -> None:
@@ -99,9 +120,9 @@ class SignalWatch:
         self.grace_seconds,
     )
     if self.grace_seconds:
-      timer = threading.Timer(self.grace_seconds, self._expire, (signum,))
-      timer.daemon = True
-      timer.start()
+      self._timer = threading.Timer(self.grace_seconds, self._expire, (signum,))
+      self._timer.daemon = True
+      self._timer.start()
 
   def _expire(self, signum: int) -> None:
     logging.error(
@@ -132,15 +153,30 @@ class SignalWatch:
     args)` is the trainer's one call of `strategy.run`)."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
+    if self._stopped is None:
+      with tf.init_scope():  # made once, outside any traced function
+        self._stopped = tf.Variable(False, trainable=False)
     flag = tf.numpy_function(self.poll, [], tf.bool, stateful=True)
-    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-      return flag
-    per_replica = run(lambda: tf.cast(flag, tf.int32), ())
-    return strategy.reduce(tf.distribute.ReduceOp.MAX, per_replica, None) > 0
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+      per_replica = run(lambda: tf.cast(flag, tf.int32), ())
+      flag = strategy.reduce(tf.distribute.ReduceOp.MAX, per_replica, None) > 0
+    self._stopped.assign(flag)
+    return flag
+
+  def stopped(self) -> bool:
+    """After a compiled loop: whether it stopped for a signal (to this
+    worker or, under a multi-worker strategy, to any). Only the loop's
+    decision counts, the same on every worker: a signal that comes between
+    two loops stops the next one after its first step."""
+    return self._stopped is not None and bool(self._stopped.numpy())
 
   def stop_message(self, step: int, checkpoint: Optional[str]) -> str:
-    name = signal.Signals(self.received).name
+    what = (
+        signal.Signals(self.received).name
+        if self.received is not None
+        else "a signal to another worker"
+    )
     return (
-        f"stopped by {name} at step {step}, checkpoint {checkpoint} saved: "
+        f"stopped by {what} at step {step}, checkpoint {checkpoint} saved: "
         "run the same command again to resume"
     )

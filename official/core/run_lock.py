@@ -2,9 +2,11 @@
 
 A scheduler that restarts a job whose old process still runs, or a user who
 types the command twice, would otherwise have two runs interleave their
-checkpoints and summaries in one directory. The trainer's chief holds
-`MODEL_DIR.lock`, a file beside the directory (so the directory itself stays
-exactly as the trainer leaves it), for the whole run:
+checkpoints and summaries in one directory. For the whole run the trainer's
+chief holds `MODEL_DIR/.lock` (a worker of a multi-worker run holds the one
+of its scratch directory inside MODEL_DIR), removed when the run ends. It is
+inside the directory, not beside it, because a model directory is often a
+mount point whose parent nobody may write:
 
 - The lock is an exclusive `flock` on that file, taken without waiting. The
   kernel releases it when the process ends, however it ends, so a lock left
@@ -36,7 +38,7 @@ from absl import logging
 
 from official.errors import InputError
 
-SUFFIX = ".lock"
+LOCK_FILE = ".lock"
 
 
 class ModelDirLockedError(InputError):
@@ -44,8 +46,8 @@ class ModelDirLockedError(InputError):
 
 
 def lock_path(model_dir: str) -> str:
-  """MODEL_DIR.lock, beside the directory (symbolic links resolved)."""
-  return os.path.realpath(model_dir).rstrip(os.sep) + SUFFIX
+  """MODEL_DIR/.lock (symbolic links resolved)."""
+  return os.path.join(os.path.realpath(model_dir), LOCK_FILE)
 
 
 def _describe(holder: dict) -> str:
@@ -95,7 +97,7 @@ def _acquire(path: str, model_dir: str) -> int:
 
 @contextlib.contextmanager
 def hold(model_dir: str, enabled: bool = True) -> Iterator[None]:
-  """Holds MODEL_DIR.lock for the `with` body (no-op when not `enabled`).
+  """Holds MODEL_DIR/.lock for the `with` body (no-op when not `enabled`).
 
   Raises:
     ModelDirLockedError: another live run holds it (one line, the holder).
@@ -112,7 +114,7 @@ def hold(model_dir: str, enabled: bool = True) -> Iterator[None]:
     yield
     return
   path = lock_path(model_dir)
-  os.makedirs(os.path.dirname(path), exist_ok=True)
+  os.makedirs(os.path.dirname(path), exist_ok=True)  # a new model_dir
   fd = _acquire(path, model_dir)
   try:
     previous = _read(fd)

@@ -20,6 +20,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.core import checkpoints
+from official.core import input_pipeline
 from official.core.best_checkpoint import BestCheckpoint
 from official.core import model_config_file
 from official.core import preemption
@@ -222,18 +223,13 @@ class Trainer:
     per_replica = self.micro_batch_size * (
         self.config.gradient_accumulation_steps if training else 1
     )
-
-    def dataset_fn(context):
-      local_replicas = (
-          context.num_replicas_in_sync // context.num_input_pipelines
-      )
-      skip = start_step * per_replica * local_replicas if training else 0
-      return self.task.build_inputs(
-          context, training=training, batch_size=per_replica, skip_examples=skip
-      )
-
-    options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
-    return self.strategy.distribute_datasets_from_function(dataset_fn, options)
+    return input_pipeline.distributed_dataset(
+        self.strategy,
+        self.task,
+        batch_size=per_replica,
+        training=training,
+        start_step=start_step,
+    )
 
   def train_iterator(self, start_step: int = 0):
     """An iterator over the training stream, after `start_step` steps."""
@@ -267,8 +263,9 @@ class Trainer:
       NonFiniteLossError: the loss became NaN/inf; the last good checkpoint
         is kept and the run stops.
       ModelDirLockedError: another run holds model_dir (`run_lock`).
+      Preempted: SIGTERM or SIGINT stopped it (`preemption`).
     """
-    with run_lock.hold(self.model_dir, enabled=self.is_chief), self._signals:
+    with run_lock.hold(self._write_dir), self._signals:  # workers: scratch
       try:
         return self._train(config_files)
       except BaseException:
@@ -277,8 +274,8 @@ class Trainer:
           shutil.rmtree(self.model_dir, ignore_errors=True)
         raise
       finally:  # a worker's copies (saving is collective) are not read
-        if not self.is_chief:
-          shutil.rmtree(self._write_dir, ignore_errors=True)
+        if not self.is_chief and tf.io.gfile.exists(self._write_dir):
+          tf.io.gfile.rmtree(self._write_dir)
 
   def _train(self, config_files: Optional[Dict[str, str]]) -> Dict[str, float]:
     self._config_files = dict(config_files or {})
@@ -309,7 +306,7 @@ class Trainer:
         )
       progress.update(step)
       results = self._log_train(step, loss, progress)
-      if self._signals.received:  # preempted: save this step and stop
+      if self._signals.stopped():  # preempted: save this step and stop
         self._save(step)
         raise Preempted(
             self._signals.stop_message(step, self.latest_checkpoint())

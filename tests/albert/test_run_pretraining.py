@@ -220,7 +220,7 @@ def test_sigterm_saves_the_step_in_flight_and_the_rerun_resumes_bit_exact(
       "again to resume"
   ), last
   assert os.path.exists(model_dir / "operative_config.gin")
-  assert not os.path.exists(f"{model_dir}.lock")  # released
+  assert not os.path.exists(model_dir / ".lock")  # released
   resumed = helpers.run(args(model_dir))
   assert resumed.returncode == 0, resumed.stderr[-2000:]
   assert f"Resumed from {model_dir}/ckpt-{step} at step {step}" in (

@@ -5,6 +5,9 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
+from official.core import preemption
 from tests import helpers
 
 # Enters a SignalWatch with the grace period argv[1], signals itself with
@@ -13,13 +16,16 @@ _SCRIPT = r"""
 import os, signal, sys, time
 from official.core import preemption
 watch = preemption.SignalWatch(float(sys.argv[1]))
-with watch:
-  assert not watch.poll()
-  for name in sys.argv[2:]:
-    os.kill(os.getpid(), getattr(signal, name))
-    time.sleep(0.05)
-    print(name, watch.poll(), watch.received, flush=True)
-  time.sleep(3)
+try:
+  with watch:
+    assert not watch.poll()
+    for name in sys.argv[2:]:
+      os.kill(os.getpid(), getattr(signal, name))
+      time.sleep(0.05)
+      print(name, watch.poll(), watch.received, flush=True)
+    time.sleep(3)
+except preemption.Preempted as e:  # signalled, and nothing stopped: said so
+  print("preempted:", e, flush=True)
 print("left", flush=True)
 assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 """
@@ -38,8 +44,10 @@ def _run(grace, *signals):
 def test_a_signal_is_seen_and_the_handlers_are_restored():
   run = _run(0, "SIGTERM")
   assert run.returncode == 0, run.stderr
-  assert run.stdout.split("\n")[:2] == [
+  assert run.stdout.split("\n")[:3] == [
       f"SIGTERM True {signal.SIGTERM}",
+      "preempted: stopped by SIGTERM after the last step was saved: run the "
+      "same command again to finish",
       "left",
   ]
   assert "SIGTERM received: finishing the step in flight" in run.stderr
@@ -58,3 +66,17 @@ def test_a_second_ctrl_c_interrupts_at_once():
   assert run.returncode == -signal.SIGINT and "KeyboardInterrupt" in run.stderr
   assert run.stdout.startswith(f"SIGINT True {signal.SIGINT}\n")
   assert "left" not in run.stdout
+
+
+def test_one_ctrl_c_read_first_from_the_wakeup_fd_is_one():
+  """In training the loop's poll reads the signal's byte before Python's
+  handler runs for the same SIGINT: that is still the first Ctrl-C."""
+  watch = preemption.SignalWatch(0)
+  with pytest.raises(preemption.Preempted):
+    with watch:
+      watch._writer.send(bytes([signal.SIGINT]))  # what C's handler writes
+      assert watch.poll() and watch.received == signal.SIGINT
+      watch._handle(signal.SIGINT, None)  # the same signal: no interrupt
+      with pytest.raises(KeyboardInterrupt):
+        watch._handle(signal.SIGINT, None)  # a second Ctrl-C
+  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -38,13 +38,12 @@ def _start_holder(model_dir):
 def test_held_for_the_run_and_removed_after(tmp_path):
   model_dir = tmp_path / "run"
   path = run_lock.lock_path(str(model_dir))
-  assert path == str(tmp_path / "run.lock")  # beside, not inside
+  assert path == str(model_dir / ".lock")  # a new model_dir is made for it
   with run_lock.hold(str(model_dir)):
     with open(path, encoding="utf-8") as f:
       holder = json.load(f)
     assert holder["pid"] == os.getpid() and holder["host"]
-    assert not model_dir.exists()  # the directory is left to the trainer
-  assert not os.path.exists(path)
+  assert os.listdir(model_dir) == []
 
 
 def test_a_second_run_refuses_naming_the_holder(tmp_path):
@@ -62,7 +61,7 @@ def test_a_second_run_refuses_naming_the_holder(tmp_path):
       assert f"model_dir {spelling} is in use by another run (pid " in message
       assert f"pid {holder.pid} on " in message
       assert message.endswith("or choose another model_dir")
-    assert os.listdir(model_dir) == []
+    assert os.listdir(model_dir) == [".lock"]  # the holder's, untouched
   finally:
     holder.kill()
     holder.wait()
@@ -85,7 +84,7 @@ def test_the_lock_of_a_killed_run_is_taken_over_with_a_warning(tmp_path):
 
 
 def test_not_enabled_or_an_object_store_locks_nothing(tmp_path):
-  with run_lock.hold(str(tmp_path / "run"), enabled=False):
+  with run_lock.hold(str(tmp_path), enabled=False):
     assert os.listdir(tmp_path) == []
   with mock.patch.object(run_lock.logging, "warning") as warning:
     with run_lock.hold("gs://bucket/run"):
