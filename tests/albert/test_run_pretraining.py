@@ -287,6 +287,55 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
 
 
 @pytest.mark.slow
+def test_sigterm_to_one_worker_stops_both_at_the_same_step(data_dir, tmp_path):
+  """Only the non-chief worker is signalled: the two agree on the step,
+  save it together (saving is collective) and both exit 75."""
+  ports = _free_ports(2)
+  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+  model_dir = tmp_path / "multi"
+  procs = []
+  for index in range(2):
+    env = dict(
+        helpers.ENV,
+        TF_CONFIG=json.dumps(
+            {"cluster": cluster, "task": {"type": "worker", "index": index}}
+        ),
+    )
+    args = _args(
+        data_dir,
+        model_dir,
+        "--strategy=multi_worker",
+        "--gin_param=TrainerConfig.checkpoint_interval=1000",
+        steps=400,
+    )
+    procs.append(
+        helpers.start(
+            args, env=env, stderr=subprocess.PIPE, text=True, bufsize=1
+        )
+    )
+  seen = []
+  for line in procs[1].stderr:  # the worker trains
+    seen.append(line)
+    if " train 3/400 steps" in line:
+      break
+  else:
+    pytest.fail("".join(seen[-30:]))
+  procs[1].send_signal(signal.SIGTERM)
+  errs = [p.communicate(timeout=300)[1] for p in procs]
+  for p, err in zip(procs, errs):
+    assert p.returncode == 75, err[-3000:]
+  lines = [e.strip().splitlines()[-1] for e in errs]
+  step = int(lines[1].split(" at step ")[1].split(",")[0])
+  assert lines[1].startswith("run_pretraining: stopped: stopped by SIGTERM")
+  assert lines[0].startswith(
+      "run_pretraining: stopped: stopped by a signal to another worker at "
+      f"step {step}, checkpoint {model_dir}/ckpt-{step} saved"
+  ), lines[0]
+  assert tf.train.latest_checkpoint(str(model_dir)).endswith(f"ckpt-{step}")
+  assert not [n for n in os.listdir(model_dir) if n.startswith(".")]
+
+
+@pytest.mark.slow
 def test_eval_mode_evaluates_the_latest_checkpoint_only(data_dir, tmp_path):
   model_dir = tmp_path / "model"
   metrics = tmp_path / "train.json"

@@ -4,11 +4,11 @@ Each fault class of the error path (`albert/cli/__init__.py`): truncated and
 corrupted records and checkpoints (a shard cut inside its last header too),
 a model directory that is a file, holds another model or is held by another
 run, a read-only directory, a full disk (a file-size limit: `ulimit -f`,
-which needs no privileges), kill -9. (SIGTERM's save and bit-exact resume:
-tests/albert/test_run_pretraining.py; hostile serving requests:
-tests/albert/serving/hostile.py, run on every raw-text export.) Every case checks the exit
-code, one `PROGRAM: error:` line and no traceback, that nothing partial is
-left, and that no byte of what was there before changed.
+which needs no privileges), kill -9. Every case checks the exit code, one
+`PROGRAM: error:` line and no traceback, that nothing partial is left, and
+that no byte of what was there before changed. (SIGTERM's save and bit-exact
+resume: tests/albert/test_run_pretraining.py; hostile serving requests:
+tests/albert/serving/hostile.py, run on every raw-text export.)
 """
 
 import hashlib
