@@ -242,6 +242,28 @@ def _free_ports(n):
   return ports
 
 
+def _start_two_workers(data_dir, model_dir, *extra, steps, **popen):
+  """Both workers of a MultiWorkerMirroredStrategy run on loopback ports."""
+  ports = _free_ports(2)
+  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+  args = _args(
+      data_dir, model_dir, "--strategy=multi_worker", *extra, steps=steps
+  )
+  return [
+      helpers.start(
+          args,
+          env=dict(
+              helpers.ENV,
+              TF_CONFIG=json.dumps(
+                  {"cluster": cluster, "task": {"type": "worker", "index": i}}
+              ),
+          ),
+          **popen,
+      )
+      for i in range(2)
+  ]
+
+
 @pytest.mark.slow
 def test_two_workers_agree_with_one(data_dir, tmp_path):
   # A shuffle buffer of 1 keeps the order, so both runs see the same global
@@ -250,28 +272,16 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
   single = helpers.run(_args(data_dir, tmp_path / "single", *extra, steps=4))
   assert single.returncode == 0, single.stderr[-2000:]
 
-  ports = _free_ports(2)
-  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
   model_dir = tmp_path / "multi"
-  procs = []
-  for index in range(2):
-    env = dict(
-        helpers.ENV,
-        TF_CONFIG=json.dumps(
-            {"cluster": cluster, "task": {"type": "worker", "index": index}}
-        ),
-    )
-    procs.append(
-        helpers.start(
-            _args(
-                data_dir, model_dir, "--strategy=multi_worker", *extra, steps=4
-            ),
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    )
+  procs = _start_two_workers(
+      data_dir,
+      model_dir,
+      *extra,
+      steps=4,
+      stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE,
+      text=True,
+  )
   outputs = [p.communicate(timeout=600) for p in procs]
   for p, (_, err) in zip(procs, outputs):
     assert p.returncode == 0, err[-3000:]
@@ -290,29 +300,16 @@ def test_two_workers_agree_with_one(data_dir, tmp_path):
 def test_sigterm_to_one_worker_stops_both_at_the_same_step(data_dir, tmp_path):
   """Only the non-chief worker is signalled: the two agree on the step,
   save it together (saving is collective) and both exit 75."""
-  ports = _free_ports(2)
-  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
   model_dir = tmp_path / "multi"
-  procs = []
-  for index in range(2):
-    env = dict(
-        helpers.ENV,
-        TF_CONFIG=json.dumps(
-            {"cluster": cluster, "task": {"type": "worker", "index": index}}
-        ),
-    )
-    args = _args(
-        data_dir,
-        model_dir,
-        "--strategy=multi_worker",
-        "--gin_param=TrainerConfig.checkpoint_interval=1000",
-        steps=400,
-    )
-    procs.append(
-        helpers.start(
-            args, env=env, stderr=subprocess.PIPE, text=True, bufsize=1
-        )
-    )
+  procs = _start_two_workers(
+      data_dir,
+      model_dir,
+      "--gin_param=TrainerConfig.checkpoint_interval=1000",
+      steps=400,
+      stderr=subprocess.PIPE,
+      text=True,
+      bufsize=1,
+  )
   seen = []
   for line in procs[1].stderr:  # the worker trains
     seen.append(line)
