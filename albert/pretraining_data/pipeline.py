@@ -167,7 +167,8 @@ class _Job:
               "file": os.path.basename(path),
               count: marker["examples"],
               "num_tokens": marker["tokens"],
-              "bytes": os.path.getsize(path),  # a reader's truncation check
+              # A reader's truncation check (none from older staging).
+              **({"bytes": marker["bytes"]} if "bytes" in marker else {}),
           }
       )
     mixing = global_shuffle.mixing_summary(

@@ -252,7 +252,7 @@ class StagingDirectory:
       raw.flush()
       os.fsync(raw.fileno())
     os.replace(tmp_name(staged), staged)
-    marker = shard_stats.to_dict()
+    marker = dict(shard_stats.to_dict(), bytes=os.path.getsize(staged))
     write_json_atomic(staged + ".json", marker)
     return marker
 

@@ -159,7 +159,8 @@ class SignalWatch:
     flag = tf.numpy_function(self.poll, [], tf.bool, stateful=True)
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
       per_replica = run(lambda: tf.cast(flag, tf.int32), ())
-      flag = strategy.reduce(tf.distribute.ReduceOp.MAX, per_replica, None) > 0
+      # Any worker signalled: the sum of the flags (ReduceOp has no MAX).
+      flag = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, None) > 0
     self._stopped.assign(flag)
     return flag
 
