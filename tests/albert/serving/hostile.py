@@ -2,11 +2,13 @@
 process: what a serving fleet must answer without falling over.
 
 `check(saved_model)` sends each signature whose inputs are all string [B]
-texts (the same batch to each input): an empty string, a text far longer
-than any `seq_length`, bytes that are not UTF-8, a batch of zero, and the
-three together. It returns, per signature and case, "ok" when every output
-has the batch's size as its first dimension, else what went wrong (the
-exception's first line, or the wrong shapes). A crash of the process fails
+texts (the same batch to each input; not `examples`, serialized tf.Examples,
+which a malformed request fails with InvalidArgumentError, a clean refusal):
+an empty string, a text far longer than any `seq_length`, bytes that are not
+UTF-8, a batch of zero, and the three together. It returns, per signature
+and case, "ok" when every output has the batch's size as its first
+dimension, else what went wrong (the exception's first line, or the wrong
+shapes). A crash of the process fails
 the call.
 """
 
@@ -33,10 +35,10 @@ loaded = tf.saved_model.load(sys.argv[1])
 report = {}
 for name, fn in sorted(loaded.signatures.items()):
   _, specs = fn.structured_input_signature
-  if not specs or any(
+  if not specs or "examples" in specs or any(
       s.dtype != tf.string or s.shape.rank != 1 for s in specs.values()
   ):
-    continue  # token ids or serialized protos: not raw text
+    continue  # token ids, or serialized tf.Examples: not raw text
   report[name] = {}
   for case, batch in texts.items():
     value = tf.constant(batch, tf.string, shape=[len(batch)])
