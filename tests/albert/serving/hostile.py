@@ -8,8 +8,7 @@ an empty string, a text far longer than any `seq_length`, bytes that are not
 UTF-8, a batch of zero, and the three together. It returns, per signature
 and case, "ok" when every output has the batch's size as its first
 dimension, else what went wrong (the exception's first line, or the wrong
-shapes). A crash of the process fails
-the call.
+shapes). A crash of the process fails the call.
 """
 
 import json
