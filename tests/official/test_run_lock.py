@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 from unittest import mock
 
@@ -92,28 +91,34 @@ def test_not_enabled_or_an_object_store_locks_nothing(tmp_path):
   assert "not locked" in warning.call_args.args[0]
 
 
-def test_two_racing_runs_one_wins(tmp_path):
-  """Many processes start at once: exactly one holds the lock."""
+def test_racing_runs_one_wins(tmp_path):
+  """Processes started at once: exactly one holds the lock. The winner
+  keeps it until every other one has tried (however slowly it started)."""
   racer = r"""
-import sys, time
+import os, sys, time
 from official.core import run_lock
 try:
   with run_lock.hold(sys.argv[1]):
-    time.sleep(5)
-  print("won")
+    print("won", flush=True)
+    while not os.path.exists(sys.argv[2]):
+      time.sleep(0.01)
 except run_lock.ModelDirLockedError:
-  print("refused")
+  print("refused", flush=True)
 """
-  start = time.time()
+  release = tmp_path / "release"
   racers = [
       subprocess.Popen(
-          [sys.executable, "-c", racer, str(tmp_path / "run")],
+          [sys.executable, "-c", racer, str(tmp_path / "run"), str(release)],
           cwd=helpers.REPO,
           stdout=subprocess.PIPE,
           text=True,
       )
       for _ in range(4)
   ]
-  results = sorted(p.communicate()[0].strip() for p in racers)
-  assert time.time() - start < 60
+  try:
+    results = sorted(p.stdout.readline().strip() for p in racers)
+  finally:
+    release.touch()
+    for p in racers:
+      p.communicate(timeout=60)
   assert results == ["refused"] * 3 + ["won"], results
