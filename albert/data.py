@@ -28,7 +28,7 @@ import gzip
 import json
 import os
 import zlib
-from typing import List, Optional
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from absl import logging
 from google.protobuf import message
@@ -149,29 +149,36 @@ def find_damaged_record(file_pattern: str) -> Optional[str]:
   return None
 
 
-def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
-  """(manifest.json path, vocab_size, what its entries are: "SentencePiece
-  pieces" or "WordPiece entries") of the data's manifests.
-
-  `tools/create_pretraining_data.py` writes `manifest.json` beside its
-  shards; files without one (e.g. the original tool's) are skipped.
-  """
-  found = []
-  for directory in sorted(
-      {os.path.dirname(f) for f in match_files(file_pattern)}
-  ):
+def _manifests(files: Sequence[str]) -> Iterator[Tuple[str, Any]]:
+  """(path, its JSON, or the ValueError that reading it raised) of each
+  `manifest.json` beside `files`: `tools/create_pretraining_data.py` writes
+  one beside its shards; directories without one (e.g. the original tool's
+  output) are skipped."""
+  for directory in sorted({os.path.dirname(f) for f in files}):
     path = os.path.join(directory, "manifest.json")
     if not tf.io.gfile.exists(path):
       continue
     try:
       with tf.io.gfile.GFile(path) as f:
-        manifest = json.load(f)
+        yield path, json.load(f)
+    except ValueError as e:
+      yield path, e
+
+
+def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
+  """(manifest.json path, vocab_size, what its entries are: "SentencePiece
+  pieces" or "WordPiece entries") of the data's manifests (`_manifests`)."""
+  found = []
+  for path, manifest in _manifests(match_files(file_pattern)):
+    try:
+      if isinstance(manifest, ValueError):
+        raise manifest
       # "tokenizer" since version 2; version 1 (SentencePiece only) had
       # "spm_model".
       tokenizer = manifest.get("tokenizer", manifest.get("spm_model"))
       size = tokenizer["vocab_size"]
       kind = tokenizer.get("kind", "sentencepiece")
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
       logging.warning("%s: no vocabulary size in it (%s)", path, e)
       continue
     what = (
@@ -182,8 +189,8 @@ def manifest_vocab_sizes(file_pattern: str) -> List[tuple]:
 
 
 def check_shard_sizes(file_pattern: str) -> None:
-  """Every shard that a `manifest.json` beside it lists with its size
-  ("bytes", since the size check was added) still has that size.
+  """Every shard that its `manifest.json` (`_manifests`) lists with its
+  size ("bytes", since the size check was added) still has that size.
 
   A file cut short inside the header of its last record reads as a clean
   end of file (TensorFlow's reader stops there), losing records silently;
@@ -193,19 +200,14 @@ def check_shard_sizes(file_pattern: str) -> None:
     DamagedFileError: which file, its size and the manifest's.
   """
   files = set(match_files(file_pattern))
-  for directory in sorted({os.path.dirname(f) for f in files}):
-    path = os.path.join(directory, "manifest.json")
-    if not tf.io.gfile.exists(path):
-      continue
-    try:
-      with tf.io.gfile.GFile(path) as f:
-        shards = json.load(f).get("shards", [])
-    except (ValueError, AttributeError):
-      continue  # not ours: the vocabulary check reports it
+  for path, manifest in _manifests(files):
+    shards = manifest.get("shards") if isinstance(manifest, dict) else None
     for shard in shards if isinstance(shards, list) else ():
       if not isinstance(shard, dict) or "bytes" not in shard:
         continue
-      shard_path = os.path.join(directory, str(shard.get("file", "")))
+      shard_path = os.path.join(
+          os.path.dirname(path), str(shard.get("file", ""))
+      )
       if shard_path not in files:
         continue
       size = tf.io.gfile.stat(shard_path).length

@@ -8,9 +8,10 @@ once TensorFlow hands the main thread back, so the signal is read from
 Python's wakeup file descriptor, which the C-level handler writes at once),
 stops after the step in flight, and the trainer saves a checkpoint of that
 step (model, optimizer and so the input position) and raises `Preempted`.
-The commands exit with `EXIT_CODE`; rerunning the same command resumes
-bit-exact, as from a periodic checkpoint. Under a multi-worker strategy the
-workers agree (an all-reduce of the flag) on the step to stop at.
+The commands exit with `Preempted.exit_code` (75, sysexits.h EX_TEMPFAIL);
+rerunning the same command resumes bit-exact, as from a periodic
+checkpoint. Under a multi-worker strategy the workers agree (an all-reduce of
+the flag) on the step to stop at.
 
 If the step in flight and the save do not end within `grace_seconds` of the
 signal, the process exits at once with 128 + the signal number, as an
@@ -30,8 +31,6 @@ from absl import logging
 
 from official.errors import Preempted
 
-# sysexits.h EX_TEMPFAIL: a temporary failure; rerunning the command resumes.
-EXIT_CODE = Preempted.exit_code
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 

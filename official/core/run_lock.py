@@ -96,15 +96,12 @@ def _acquire(path: str, model_dir: str) -> int:
 
 
 @contextlib.contextmanager
-def hold(model_dir: str, enabled: bool = True) -> Iterator[None]:
-  """Holds MODEL_DIR/.lock for the `with` body (no-op when not `enabled`).
+def hold(model_dir: str) -> Iterator[None]:
+  """Holds MODEL_DIR/.lock for the `with` body.
 
   Raises:
     ModelDirLockedError: another live run holds it (one line, the holder).
   """
-  if not enabled:
-    yield
-    return
   if "://" in model_dir:
     logging.warning(
         "model_dir %s is not on a local or NFS disk: not locked; make sure "
