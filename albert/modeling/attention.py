@@ -5,6 +5,8 @@ import math
 import tensorflow as tf
 import tf_keras
 
+from official.modeling.fusion import residual_layer_norm
+
 # Added to the attention scores of padded keys, as in the original ALBERT.
 MASK_ADDER = -10000.0
 
@@ -102,7 +104,7 @@ class AttentionBlock(tf_keras.layers.Layer):
         context, [tf.shape(context)[0], tf.shape(context)[1], self.hidden_size]
     )  # [B, T, N, D] -> [B, T, H]
     out = self.output_dropout(self.output_dense(context), training=training)
-    return self.layer_norm(tf.cast(x, tf.float32) + tf.cast(out, tf.float32))
+    return residual_layer_norm(self.layer_norm, x, out)
 
   def get_config(self):
     config = super().get_config()

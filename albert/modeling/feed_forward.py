@@ -3,6 +3,8 @@
 import tensorflow as tf
 import tf_keras
 
+from official.modeling.fusion import residual_layer_norm
+
 from official.modeling import activations
 
 
@@ -67,7 +69,7 @@ class FeedForwardBlock(tf_keras.layers.Layer):
     out = self.dropout(
         self.output_dense(inner), training=training
     )  # [B, T, FFN] -> [B, T, H]
-    return self.layer_norm(tf.cast(x, tf.float32) + tf.cast(out, tf.float32))
+    return residual_layer_norm(self.layer_norm, x, out)
 
   def get_config(self):
     config = super().get_config()

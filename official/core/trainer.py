@@ -33,6 +33,7 @@ from official.distribute import strategy as strategy_lib
 from official.errors import Preempted
 from official.io import atomic_write
 from official.io import files
+from official.modeling import fusion
 from official.modeling import recompute
 from official.optimization.optimizer_config import OptimizerConfig
 from official.training.clipped_update import clipped_update
@@ -70,15 +71,9 @@ class Trainer:
     self.strategy = strategy
     self.config = config
     self.model_dir = model_dir
-    replicas = strategy.num_replicas_in_sync
-    accumulation = config.gradient_accumulation_steps
-    if task.global_batch_size % (replicas * accumulation):
-      raise ValueError(
-          f"global_batch_size={task.global_batch_size} must be divisible by "
-          f"replicas ({replicas}) x gradient_accumulation_steps "
-          f"({accumulation})"
-      )
-    self.micro_batch_size = task.global_batch_size // (replicas * accumulation)
+    self.micro_batch_size = config.micro_batch_size(
+        task.global_batch_size, strategy.num_replicas_in_sync
+    )
     self.best = best_checkpoint
     self.is_chief, self._write_dir = strategy_lib.chief_and_write_dir(
         strategy, model_dir
@@ -147,7 +142,11 @@ class Trainer:
 
   def _micro_batch_gradients(self, batch, totals):
     variables, c = self.model.trainable_variables, self.config
-    with tf.GradientTape() as tape, recompute.scope(c.recompute, self.model):
+    with (
+        tf.GradientTape() as tape,
+        recompute.scope(c.recompute, self.model),
+        fusion.scope(c.fused_kernels),
+    ):
       outputs = self.model(batch, training=True)
       losses = self.task.compute_loss(outputs, batch, totals)
       loss = losses["loss"]

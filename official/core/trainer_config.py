@@ -29,6 +29,9 @@ class TrainerConfig:
     (`official.modeling.recompute`): less activation memory for a second
     forward pass; needs the model's dropout at 0; saves nothing under XLA
     on CPU yet (docs/performance.md).
+  fused_kernels: run the GELU's and the residual LayerNorms' element-wise
+    formulas, forward and backward, as XLA fusions in the training step
+    (`official.modeling.fusion`); the matrix products stay TensorFlow's.
   seed: seeds weight initialisation.
   deterministic: enable TensorFlow op determinism (bit-exact reruns).
   preemption_grace_seconds: on SIGTERM or SIGINT the run finishes the step
@@ -48,9 +51,22 @@ class TrainerConfig:
   mixed_precision_policy: str = "float32"
   jit_compile: bool = False
   recompute: bool = False
+  fused_kernels: bool = True
   seed: int = 12345
   deterministic: bool = False
   preemption_grace_seconds: float = 30.0
+
+  def micro_batch_size(self, global_batch_size: int, replicas: int) -> int:
+    """Examples per replica per micro-batch; ValueError if they do not
+    divide `global_batch_size` evenly."""
+    accumulation = self.gradient_accumulation_steps
+    if global_batch_size % (replicas * accumulation):
+      raise ValueError(
+          f"global_batch_size={global_batch_size} must be divisible by "
+          f"replicas ({replicas}) x gradient_accumulation_steps "
+          f"({accumulation})"
+      )
+    return global_batch_size // (replicas * accumulation)
 
   def next_stop(self, step: int) -> int:
     """The next step at which a compiled loop must end (a checkpoint, an

@@ -5,6 +5,8 @@ from typing import Callable
 
 import tensorflow as tf
 
+from official.modeling import fusion
+
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _CUBIC = 0.044715
@@ -32,8 +34,11 @@ def gelu(x: tf.Tensor) -> tf.Tensor:
 
   0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))). Hugging Face calls
   this `gelu_new`; the original BERT/ALBERT code calls it `gelu`. The gradient
-  is written by hand and recomputes the tanh, saving activation memory.
+  is written by hand and recomputes the tanh, saving activation memory; in
+  a training step with `official.modeling.fusion` on, both passes are fused.
   """
+  if fusion.enabled():
+    return fusion.gelu_tanh(tf.convert_to_tensor(x))
   return _gelu_tanh(tf.convert_to_tensor(x))
 
 

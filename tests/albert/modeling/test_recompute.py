@@ -1,5 +1,6 @@
-"""TrainerConfig.recompute: the same gradients, weights and checkpoints as
-the plain step (official/modeling/recompute.py, SharedTransformerBlock)."""
+"""TrainerConfig.recompute and TrainerConfig.fused_kernels: the same
+gradients, weights and checkpoints as the plain step
+(official/modeling/recompute.py and fusion.py, SharedTransformerBlock)."""
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import tf_keras
 from albert.modeling.classifier import AlbertClassifier
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
+from official.modeling import fusion
 from official.modeling import recompute
 from tests.albert.test_pretraining import data_dir  # noqa: F401 (fixture)
 from tests.albert.test_pretraining import make_trainer
@@ -40,13 +42,13 @@ def _inputs():
   }
 
 
-def _gradients(model, loss_of, on, jit, inputs=None):
+def _gradients(model, loss_of, on, jit, inputs=None, fused=False):
   inputs = _inputs() if inputs is None else inputs
 
   @tf.function(jit_compile=jit)
   def step(inputs):
     with tf.GradientTape() as tape:
-      with recompute.scope(on, model):
+      with recompute.scope(on, model), fusion.scope(fused):
         loss = loss_of(model(inputs, training=True))
     return tape.gradient(loss, model.trainable_variables)
 
@@ -74,6 +76,31 @@ def test_recomputed_gradients_equal_the_plain_ones(sharing, groups, jit):
   assert scale > 0
   for v, a, b in zip(model.trainable_variables, plain, again):
     np.testing.assert_allclose(b, a, atol=1e-6 * scale, err_msg=v.name)
+
+
+@pytest.mark.parametrize(
+    "policy,recomputed,jit",
+    [
+        ("float32", False, False),
+        ("float32", True, False),
+        ("float32", False, True),
+        ("mixed_bfloat16", False, False),
+    ],
+)
+def test_fused_kernels_give_the_plain_gradients(policy, recomputed, jit):
+  tf_keras.mixed_precision.set_global_policy(policy)
+  try:
+    model = AlbertPretrainer(AlbertEncoder(**TINY))
+    model(_inputs())
+    plain = _gradients(model, _pretrainer_loss, False, jit)
+    fused = _gradients(model, _pretrainer_loss, recomputed, jit, fused=True)
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
+  scale = max(float(np.abs(g).max()) for g in plain)
+  # bfloat16: the plain GELU rounds each step of its formula to bfloat16.
+  tol = 1e-5 if policy == "float32" else 2e-2
+  for v, a, b in zip(model.trainable_variables, plain, fused):
+    np.testing.assert_allclose(b, a, atol=tol * scale, err_msg=v.name)
 
 
 def test_fine_tuning_models_recompute_too():

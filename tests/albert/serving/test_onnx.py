@@ -192,5 +192,5 @@ def test_fine_tuning_export_onnx(tmp_path):
   inputs = _inputs(model.encoder.config, length=16)
   ours = model({k: tf.constant(v) for k, v in inputs.items()})["logits"]
   np.testing.assert_allclose(
-      _run(session, inputs)["logits"], ours.numpy(), atol=1e-5
+      _run(session, inputs)["logits"], ours.numpy(), rtol=1e-5, atol=1e-5
   )

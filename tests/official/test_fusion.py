@@ -1,0 +1,108 @@
+"""official/modeling/fusion.py: the fused kernels against numpy, and when
+they run."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+from official.modeling import activations
+from official.modeling import fusion
+from tests.official.test_activations import _numpy_gelu_tanh
+from tests.official.test_activations import _numpy_gelu_tanh_grad
+
+
+def _value_and_gradient(fn, x, dy):
+  with tf.GradientTape() as tape:
+    tape.watch(x)
+    y = fn(x)
+  return y, tape.gradient(y, x, output_gradients=dy)
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-6), ("bfloat16", 2e-2)])
+def test_fused_gelu_against_numpy(dtype, tol):
+  rng = np.random.default_rng(0)
+  x = np.linspace(-6.0, 6.0, 193)
+  dy = rng.normal(size=x.shape)
+  x_t, dy_t = tf.cast(x, dtype), tf.cast(dy, dtype)
+  y, dx = _value_and_gradient(fusion.gelu_tanh, x_t, dy_t)
+  assert y.dtype == dx.dtype == tf.as_dtype(dtype)
+  x = tf.cast(x_t, tf.float64).numpy()  # what the kernel was given
+  dy = tf.cast(dy_t, tf.float64).numpy()
+  np.testing.assert_allclose(
+      tf.cast(y, tf.float64), _numpy_gelu_tanh(x), rtol=tol, atol=tol
+  )
+  np.testing.assert_allclose(
+      tf.cast(dx, tf.float64),
+      dy * _numpy_gelu_tanh_grad(x),
+      rtol=tol,
+      atol=tol,
+  )
+
+
+def _numpy_add_layer_norm(x, r, gamma, beta, dy, eps):
+  """y and (dx, dgamma, dbeta) of LayerNorm(x + r) over the last axis."""
+  z = x + r
+  mean = z.mean(-1, keepdims=True)
+  rstd = 1.0 / np.sqrt(((z - mean) ** 2).mean(-1, keepdims=True) + eps)
+  n = (z - mean) * rstd
+  dn = dy * gamma
+  dz = rstd * (dn - dn.mean(-1, keepdims=True)) - n * rstd * (
+      (dn * n).mean(-1, keepdims=True)
+  )
+  return n * gamma + beta, (dz, (dy * n).sum((0, 1)), dy.sum((0, 1)))
+
+
+@pytest.mark.parametrize("residual_dtype", ["float32", "bfloat16"])
+def test_add_layer_norm_against_numpy(residual_dtype):
+  rng = np.random.default_rng(1)
+  x, r, dy = (rng.normal(size=(2, 5, 16)) for _ in range(3))
+  gamma, beta = rng.normal(size=16), rng.normal(size=16)
+  r_t = tf.cast(r, residual_dtype)
+  r = tf.cast(r_t, tf.float64).numpy()
+  args = [tf.constant(a, tf.float32) for a in (x, gamma, beta)]
+  with tf.GradientTape() as tape:
+    tape.watch([args[0], r_t] + args[1:])
+    y = fusion.add_layer_norm(args[0], r_t, args[1], args[2], 1e-6)
+  dx, dr, dgamma, dbeta = tape.gradient(
+      y, [args[0], r_t] + args[1:], output_gradients=tf.constant(dy, tf.float32)
+  )
+  want_y, (want_dz, want_dgamma, want_dbeta) = _numpy_add_layer_norm(
+      x, r, gamma, beta, dy, 1e-6
+  )
+  assert y.dtype == tf.float32 and dr.dtype == tf.as_dtype(residual_dtype)
+  np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(dx, want_dz, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(
+      tf.cast(dr, tf.float64), want_dz, rtol=1e-2, atol=2e-2
+  )
+  np.testing.assert_allclose(dgamma, want_dgamma, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(dbeta, want_dbeta, rtol=1e-5, atol=1e-5)
+
+
+def test_the_kernels_run_only_inside_the_scope():
+  layer = tf_keras.layers.LayerNormalization(epsilon=1e-12)
+  x = tf.random.normal([2, 3, 8])
+  layer(x)
+
+  def kinds(fn):
+    graph = tf.function(fn).get_concrete_function().graph
+    return {op.type for op in graph.get_operations()}
+
+  def both():
+    return activations.gelu(x), fusion.residual_layer_norm(layer, x, x)
+
+  def fused():
+    with fusion.scope():
+      return both()
+
+  def off():
+    with fusion.scope(False):
+      return both()
+
+  assert "Tanh" in kinds(both) and "Tanh" in kinds(off)
+  assert "Tanh" not in kinds(fused)  # inside the compiled functions
+  assert not fusion.enabled()
+  # The same values either way.
+  for a, b in zip(tf.function(both)(), tf.function(fused)()):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
