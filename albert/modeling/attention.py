@@ -5,6 +5,7 @@ import math
 import tensorflow as tf
 import tf_keras
 
+from official.modeling import fusion
 from official.modeling.fusion import residual_layer_norm
 
 # Added to the attention scores of padded keys, as in the original ALBERT.
@@ -92,13 +93,19 @@ class AttentionBlock(tf_keras.layers.Layer):
     q = self._split_heads(self.query(x))  # [B, T, H] -> [B, N, T, D]
     k = self._split_heads(self.key(x))
     v = self._split_heads(self.value(x))
-    scores = tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, T]
-    scores = tf.cast(scores, tf.float32) / math.sqrt(self._head_size)
     key_mask = tf.cast(attention_mask, tf.float32)[:, tf.newaxis, tf.newaxis, :]
-    scores += (1.0 - key_mask) * MASK_ADDER  # [B, 1, 1, S] broadcast
-    probs = tf.nn.softmax(scores, axis=-1)
-    probs = self.attention_dropout(tf.cast(probs, v.dtype), training=training)
-    context = tf.einsum("bnts,bnsd->bntd", probs, v)  # [B, N, T, D]
+    key_bias = (1.0 - key_mask) * MASK_ADDER  # [B, 1, 1, S]
+    if fusion.enabled() and not (training and self.attention_dropout_rate):
+      # In a training step: the probabilities recomputed, not kept.
+      scale = 1.0 / math.sqrt(self._head_size)
+      context = fusion.attention(q, k, v, key_bias, scale)  # [B, N, T, D]
+    else:
+      scores = tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, T]
+      scores = tf.cast(scores, tf.float32) / math.sqrt(self._head_size)
+      scores += key_bias  # [B, 1, 1, S] broadcast
+      probs = tf.nn.softmax(scores, axis=-1)
+      probs = self.attention_dropout(tf.cast(probs, v.dtype), training=training)
+      context = tf.einsum("bnts,bnsd->bntd", probs, v)  # [B, N, T, D]
     context = tf.transpose(context, [0, 2, 1, 3])
     context = tf.reshape(
         context, [tf.shape(context)[0], tf.shape(context)[1], self.hidden_size]

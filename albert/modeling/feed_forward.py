@@ -3,6 +3,7 @@
 import tensorflow as tf
 import tf_keras
 
+from official.modeling import fusion
 from official.modeling.fusion import residual_layer_norm
 
 from official.modeling import activations
@@ -65,10 +66,26 @@ class FeedForwardBlock(tf_keras.layers.Layer):
     )
 
   def call(self, x, training=None):
-    inner = self.intermediate(x)  # [B, T, H] -> [B, T, FFN]
-    out = self.dropout(
-        self.output_dense(inner), training=training
-    )  # [B, T, FFN] -> [B, T, H]
+    if (
+        fusion.enabled()
+        and self.hidden_act in ("gelu", "gelu_new")
+        and self.intermediate.built
+        and self.output_dense.built
+    ):  # In a training step: the GELU's output recomputed, not kept.
+      weights = [
+          tf.cast(w, x.dtype)
+          for w in (
+              self.intermediate.kernel,
+              self.intermediate.bias,
+              self.output_dense.kernel,
+              self.output_dense.bias,
+          )
+      ]
+      out = fusion.feed_forward_gelu(x, *weights)  # [B, T, H]
+    else:
+      inner = self.intermediate(x)  # [B, T, H] -> [B, T, FFN]
+      out = self.output_dense(inner)  # [B, T, FFN] -> [B, T, H]
+    out = self.dropout(out, training=training)
     return residual_layer_norm(self.layer_norm, x, out)
 
   def get_config(self):

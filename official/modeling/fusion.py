@@ -77,6 +77,68 @@ def _gelu_backward(x, dy):
   return tf.cast(dx, dy.dtype)
 
 
+@_compiled
+def _bias_gelu_forward(h, bias):
+  """(h + bias, gelu(h + bias)), both in h's dtype."""
+  pre = h + bias
+  return pre, _gelu_forward(pre)
+
+
+@_compiled
+def _gelu_backward_and_bias(pre, dy):
+  """(d pre, its sum over the rows: d bias) of gelu(pre)."""
+  dpre = _gelu_backward(pre, dy)
+  rows = tf.range(tf.rank(dy) - 1)
+  return dpre, tf.cast(tf.reduce_sum(_wide(dpre), axis=rows), dy.dtype)
+
+
+def feed_forward_gelu(x, kernel1, bias1, kernel2, bias2):
+  """gelu(x W1 + b1) W2 + b2 (the transformer FFN, tanh GELU).
+
+  The backward pass keeps x and the pre-activation x W1 + b1 only; it
+  recomputes the GELU's output for W2's gradient instead of keeping it
+  ([..., F] per call). The bias add, the GELU and their gradients are two
+  fusions; the four matrix products stay TensorFlow's.
+
+  Args:
+    x: [..., H]; kernel1 [H, F], bias1 [F], kernel2 [F, H'], bias2 [H'],
+      all of one dtype.
+
+  Returns:
+    [..., H'] in x's dtype.
+  """
+
+  @tf.custom_gradient
+  def fused(x, kernel1, bias1, kernel2, bias2):
+    rows = tf.reshape(x, [-1, kernel1.shape[0]])  # [..., H] -> [M, H]
+    pre, inner = _bias_gelu_forward(tf.matmul(rows, kernel1), bias1)
+    out_shape = tf.concat([tf.shape(x)[:-1], tf.shape(kernel2)[1:]], 0)
+    # The bias after the reshape, as in a Dense layer: Grappler would fuse
+    # a BiasAdd right after the MatMul into oneDNN's fused product, which
+    # was 100x slower in float16 on the Xeon of docs/performance.md.
+    out = tf.nn.bias_add(
+        tf.reshape(tf.matmul(inner, kernel2), out_shape), bias2
+    )
+
+    def gradient(dy):
+      dy = tf.reshape(dy, [-1, kernel2.shape[1]])  # [M, H']
+      inner = _gelu_forward(pre)  # recomputed
+      dinner = tf.matmul(dy, kernel2, transpose_b=True)  # [M, F]
+      dpre, dbias1 = _gelu_backward_and_bias(pre, dinner)
+      dx = tf.reshape(tf.matmul(dpre, kernel1, transpose_b=True), tf.shape(x))
+      return (
+          dx,
+          tf.matmul(rows, dpre, transpose_a=True),
+          dbias1,
+          tf.matmul(inner, dy, transpose_a=True),
+          tf.reduce_sum(dy, axis=0),
+      )
+
+    return out, gradient
+
+  return fused(x, kernel1, bias1, kernel2, bias2)
+
+
 @tf.custom_gradient
 def gelu_tanh(x):
   """0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), one fusion each way."""
@@ -159,3 +221,68 @@ def residual_layer_norm(
   if not fusable:
     return layer(tf.cast(x, tf.float32) + tf.cast(residual, tf.float32))
   return add_layer_norm(x, residual, layer.gamma, layer.beta, layer.epsilon)
+
+
+# --- Scaled dot-product attention, probabilities recomputed ---------------
+
+
+@_compiled
+def _masked_softmax(scores, key_bias, scale):
+  """softmax(scores * scale + key_bias) over the keys, in float32."""
+  return tf.nn.softmax(tf.cast(scores, tf.float32) * scale + key_bias, axis=-1)
+
+
+@_compiled
+def _attention_probabilities(scores, key_bias, scale):
+  return tf.cast(_masked_softmax(scores, key_bias, scale), scores.dtype)
+
+
+@_compiled
+def _attention_scores_gradient(scores, key_bias, scale, dprobs):
+  probs = _masked_softmax(scores, key_bias, scale)
+  dprobs = tf.cast(dprobs, tf.float32)
+  dot = tf.reduce_sum(dprobs * probs, axis=-1, keepdims=True)
+  return tf.cast(probs * (dprobs - dot) * scale, scores.dtype)
+
+
+def attention(q, k, v, key_bias, scale: float):
+  """softmax(q k^T * scale + key_bias) v (Vaswani et al., 2017, 3.2.1).
+
+  The [B, N, T, S] probabilities are not kept for the backward pass: it
+  multiplies q by k again and recomputes them (one more product of the
+  scores' size, against 2 x B x N x T x S values of memory per call).
+  The softmax runs in float32 in one fusion each way; the four matrix
+  products stay TensorFlow's.
+
+  Args:
+    q: [B, N, T, D] queries; k, v: [B, N, S, D], all of one dtype.
+    key_bias: [B, 1, 1, S] float32, added to the scaled scores (0 for a
+      key to attend to, a large negative number for padding).
+    scale: the scores' factor, 1 / sqrt(D).
+
+  Returns:
+    [B, N, T, D] in q's dtype.
+  """
+  scale = tf.constant(scale, tf.float32)
+
+  def scores_of(q, k):
+    return tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, S]
+
+  @tf.custom_gradient
+  def fused(q, k, v, key_bias):
+    probs = _attention_probabilities(scores_of(q, k), key_bias, scale)
+    context = tf.einsum("bnts,bnsd->bntd", probs, v)
+
+    def gradient(dcontext):
+      scores = scores_of(q, k)
+      probs = _attention_probabilities(scores, key_bias, scale)
+      dv = tf.einsum("bnts,bntd->bnsd", probs, dcontext)
+      dprobs = tf.einsum("bntd,bnsd->bnts", dcontext, v)
+      dscores = _attention_scores_gradient(scores, key_bias, scale, dprobs)
+      dq = tf.einsum("bnts,bnsd->bntd", dscores, k)
+      dk = tf.einsum("bnts,bntd->bnsd", dscores, q)
+      return dq, dk, dv, None
+
+    return context, gradient
+
+  return fused(q, k, v, key_bias)
