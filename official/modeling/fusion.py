@@ -122,7 +122,8 @@ def feed_forward_gelu(x, kernel1, bias1, kernel2, bias2):
 
     def gradient(dy):
       dy = tf.reshape(dy, [-1, kernel2.shape[1]])  # [M, H']
-      inner = _gelu_forward(pre)  # recomputed
+      with tf.control_dependencies([dy]):  # not earlier (see `attention`)
+        inner = _gelu_forward(pre)  # recomputed
       dinner = tf.matmul(dy, kernel2, transpose_b=True)  # [M, F]
       dpre, dbias1 = _gelu_backward_and_bias(pre, dinner)
       dx = tf.reshape(tf.matmul(dpre, kernel1, transpose_b=True), tf.shape(x))
@@ -226,33 +227,15 @@ def residual_layer_norm(
 # --- Scaled dot-product attention, probabilities recomputed ---------------
 
 
-@_compiled
-def _masked_softmax(scores, key_bias, scale):
-  """softmax(scores * scale + key_bias) over the keys, in float32."""
-  return tf.nn.softmax(tf.cast(scores, tf.float32) * scale + key_bias, axis=-1)
-
-
-@_compiled
-def _attention_probabilities(scores, key_bias, scale):
-  return tf.cast(_masked_softmax(scores, key_bias, scale), scores.dtype)
-
-
-@_compiled
-def _attention_scores_gradient(scores, key_bias, scale, dprobs):
-  probs = _masked_softmax(scores, key_bias, scale)
-  dprobs = tf.cast(dprobs, tf.float32)
-  dot = tf.reduce_sum(dprobs * probs, axis=-1, keepdims=True)
-  return tf.cast(probs * (dprobs - dot) * scale, scores.dtype)
-
-
 def attention(q, k, v, key_bias, scale: float):
   """softmax(q k^T * scale + key_bias) v (Vaswani et al., 2017, 3.2.1).
 
   The [B, N, T, S] probabilities are not kept for the backward pass: it
   multiplies q by k again and recomputes them (one more product of the
-  scores' size, against 2 x B x N x T x S values of memory per call).
-  The softmax runs in float32 in one fusion each way; the four matrix
-  products stay TensorFlow's.
+  scores' size, against B x N x T x S values of memory per call, 1.2 GB
+  for ALBERT-base at batch 8 x 512 in float32). The softmax stays
+  TensorFlow's (oneDNN) kernel, in float32: XLA's CPU softmax, split into
+  a fusion per reduction, measured several times slower at length 512.
 
   Args:
     q: [B, N, T, D] queries; k, v: [B, N, S, D], all of one dtype.
@@ -263,26 +246,31 @@ def attention(q, k, v, key_bias, scale: float):
   Returns:
     [B, N, T, D] in q's dtype.
   """
-  scale = tf.constant(scale, tf.float32)
 
-  def scores_of(q, k):
-    return tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, S]
+  def probabilities(q, k):
+    scores = tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, S]
+    scores = tf.cast(scores, tf.float32) * scale + key_bias
+    return tf.nn.softmax(scores, axis=-1)  # float32
 
   @tf.custom_gradient
-  def fused(q, k, v, key_bias):
-    probs = _attention_probabilities(scores_of(q, k), key_bias, scale)
-    context = tf.einsum("bnts,bnsd->bntd", probs, v)
+  def fused(q, k, v):
+    probs = probabilities(q, k)
+    context = tf.einsum("bnts,bnsd->bntd", tf.cast(probs, v.dtype), v)
 
     def gradient(dcontext):
-      scores = scores_of(q, k)
-      probs = _attention_probabilities(scores, key_bias, scale)
-      dv = tf.einsum("bnts,bntd->bnsd", probs, dcontext)
+      # After dcontext: else TensorFlow's executor recomputes every call's
+      # probabilities as soon as q and k exist, and keeps them all alive.
+      with tf.control_dependencies([dcontext]):
+        probs = probabilities(tf.identity(q), k)
+      dv = tf.einsum("bnts,bntd->bnsd", tf.cast(probs, v.dtype), dcontext)
       dprobs = tf.einsum("bntd,bnsd->bnts", dcontext, v)
-      dscores = _attention_scores_gradient(scores, key_bias, scale, dprobs)
+      dprobs = tf.cast(dprobs, tf.float32)
+      dot = tf.reduce_sum(dprobs * probs, axis=-1, keepdims=True)
+      dscores = tf.cast((dprobs - dot) * (probs * scale), q.dtype)
       dq = tf.einsum("bnts,bnsd->bntd", dscores, k)
       dk = tf.einsum("bnts,bntd->bnsd", dscores, q)
-      return dq, dk, dv, None
+      return dq, dk, dv
 
     return context, gradient
 
-  return fused(q, k, v, key_bias)
+  return fused(q, k, v)
