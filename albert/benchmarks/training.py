@@ -51,6 +51,9 @@ class TrainBenchmark:
     recompute: ours with `TrainerConfig.recompute` (activations recomputed
       in the backward pass).
     xla: also measure ours under XLA.
+    against_gin_params: also measure ours (TF kernels) with these extra gin
+      bindings, alone and in paired turns with ours without them: what one
+      setting changes (e.g. `TrainerConfig.fused_kernels=False`).
   """
 
   task: str = "pretraining"
@@ -66,6 +69,7 @@ class TrainBenchmark:
   torch: bool = True
   recompute: bool = False
   xla: bool = True
+  against_gin_params: Sequence[str] = ()
 
   @property
   def ours(self) -> tuple:
@@ -117,9 +121,16 @@ def _log(message: str) -> None:
   print(f"benchmark_train: {message}", file=sys.stderr, flush=True)
 
 
-def _alone(s: TrainBenchmark, name: str) -> dict:
+def _against(s: TrainBenchmark) -> TrainBenchmark:
+  """The settings of the variant that `against_gin_params` describes."""
+  return dataclasses.replace(
+      s, gin_params=tuple(s.gin_params) + tuple(s.against_gin_params)
+  )
+
+
+def _alone(s: TrainBenchmark, name: str, label: str = "") -> dict:
   """Stage 1: one variant alone: warm-up, --steps timed steps, peak RSS."""
-  _log(f"running {name} alone ...")
+  _log(f"running {name}{label} alone ...")
   worker = turns.Worker(name, _worker_argv(s, name), env=_worker_env())
   try:
     seconds = [worker.time() for _ in range(s.steps)]
@@ -142,20 +153,25 @@ def _worker_env():
   return env
 
 
-def _side_by_side(s: TrainBenchmark, a: str, b: str) -> float:
-  """Stage 2: a and b take turns; median per-round of time(b) / time(a)."""
-  _log(f"{a} and {b} taking turns for {s.rounds} rounds ...")
+def _side_by_side(
+    s: TrainBenchmark, a: str, b: str, b_settings=None, b_label: str = ""
+) -> float:
+  """Stage 2: a and b (under `b_settings`, default `s`) take turns; median
+  per-round of time(b) / time(a)."""
+  _log(f"{a} and {b}{b_label} taking turns for {s.rounds} rounds ...")
   workers = []
   try:
-    for name in (a, b):
-      workers.append(
-          turns.Worker(name, _worker_argv(s, name), env=_worker_env())
-      )
+    for label, name, settings in (
+        (a, a, s),
+        (b + b_label, b, b_settings or s),
+    ):
+      argv = _worker_argv(settings, name)
+      workers.append(turns.Worker(label, argv, env=_worker_env()))
     times = turns.take_turns(workers, s.rounds)
   finally:
     for w in workers:
       w.kill()
-  return turns.paired_ratio(times, b, a)
+  return turns.paired_ratio(times, b + b_label, a)
 
 
 def _torch_available() -> bool:
@@ -202,6 +218,17 @@ def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
     )
     report["rss_vs_peer"] = (
         variants[best]["peak_rss_mb"] / variants[peer]["peak_rss_mb"]
+    )
+  if s.against_gin_params:
+    label = " with " + " ".join(s.against_gin_params)
+    alone = _alone(_against(s), f"{precision}/tf", label)
+    report["against"] = dict(
+        alone,
+        gin_params=list(s.against_gin_params),
+        speed_vs_against=_side_by_side(
+            s, f"{precision}/tf", f"{precision}/tf", _against(s), label
+        ),
+        rss_vs_against=variants["tf"]["peak_rss_mb"] / alone["peak_rss_mb"],
     )
   return report
 
@@ -291,6 +318,14 @@ def format_report(report: Dict, rounds: int) -> str:
           f"  vs the fastest transformers variant ({r['fastest_peer']}): "
           f"{r['speed_vs_peer']:.2f}x speed (median of {rounds} "
           f"paired rounds), {r['rss_vs_peer']:.2f}x peak RSS"
+      )
+    if "against" in r:
+      a = r["against"]
+      lines.append(
+          f"  tf with {' '.join(a['gin_params'])}: {a['examples_per_s']:.2f} "
+          f"examples/s, peak RSS {a['peak_rss_mb']:.0f} MB; tf is "
+          f"{a['speed_vs_against']:.2f}x its speed (median of {rounds} paired "
+          f"rounds), {a['rss_vs_against']:.2f}x its peak RSS"
       )
     if "note" in r:
       lines.append(f"  {r['note']}")

@@ -27,6 +27,10 @@ ceiling for the achieved GFLOP/s. The measuring is `albert.benchmarks.training`.
 (3 classes, the pooled output, dropout 0.1, one dense layer) trained with AdamW,
 the peer transformers' `AlbertForSequenceClassification` (same head and
 dropout) with `torch.optim.AdamW`; the same report and JSON keys.
+
+--against_gin_param=BINDING (repeatable) measures what a setting changes:
+ours with TensorFlow's kernels also runs with the extra gin bindings, alone
+and taking turns with ours without them (`against` in each precision's JSON).
 """
 
 import json
@@ -69,6 +73,13 @@ RECOMPUTE = flags.DEFINE_bool(
     "in the backward pass (less memory, a second forward pass).",
 )
 XLA = flags.DEFINE_bool("xla", True, "Also measure ours under XLA.")
+AGAINST = flags.DEFINE_multi_string(
+    "against_gin_param",
+    [],
+    "Also measure ours (TF kernels) with these extra gin bindings, alone and "
+    "taking turns with ours without them: what one setting changes, e.g. "
+    "TrainerConfig.fused_kernels=False.",
+)
 TASK = flags.DEFINE_enum(
     "task",
     "pretraining",
@@ -94,6 +105,7 @@ def main(argv):
       torch=TORCH.value,
       recompute=RECOMPUTE.value,
       xla=XLA.value,
+      against_gin_params=tuple(AGAINST.value),
   )
   report = training.measure(settings)
   if JSON.value:

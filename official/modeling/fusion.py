@@ -1,4 +1,5 @@
-"""Fused element-wise kernels for the training step, compiled by XLA.
+"""Fused kernels for the training step: fewer passes over memory, fewer
+activations kept.
 
 Without XLA, TensorFlow runs a formula such as the GELU or a LayerNorm as
 one kernel per operation, each a full pass over memory: the GELU's forward
@@ -6,17 +7,26 @@ and backward pass are 20 such passes over the [B, T, intermediate] tensor,
 and in bfloat16 each pass converts every element twice. Measured on a 2-core
 Xeon (AVX-512 BF16, AMX), one [4096, 3072] GELU forward plus backward took
 118 ms in float32 and 167 ms in bfloat16 as separate kernels, 21 and 29 ms as
-two XLA fusions (docs/performance.md). The matrix products stay TensorFlow's
-(oneDNN) kernels; only the element-wise chains around them are compiled.
+two XLA fusions. So:
 
-`TrainerConfig.fused_kernels` switches the kernels on while the trainer
-traces its forward pass (`scope`); evaluation, export and serving trace the
-plain formulas, so a SavedModel holds no XLA-only function. The fused forward
-pass computes in float32 and returns the input's dtype; its result can differ
-from the plain formula's in the last bits (XLA's tanh, and no bfloat16
-rounding between steps). Each backward pass is written by hand, keeps only
-the inputs, and recomputes the rest; tests/official/test_fusion.py checks it
-against numpy.
+- `gelu_tanh`, `feed_forward_gelu` (bias + GELU) and `add_layer_norm`
+  (residual add + LayerNorm) run their element-wise chains as XLA fusions,
+  one each way; the matrix products around them stay TensorFlow's (oneDNN).
+- `feed_forward_gelu` and `attention` keep less for the backward pass: the
+  GELU's output and the attention probabilities are recomputed, as
+  `torch.compile`'s attention does. The recomputations wait for their
+  gradient (a control dependency), or TensorFlow's executor would run them
+  all early and keep them alive.
+
+`TrainerConfig.fused_kernels` (on by default) switches them on while the
+trainer traces its forward pass (`scope`); evaluation, export and serving
+trace the plain formulas, so a SavedModel holds no XLA-only function. The
+fusions compute in float32 (float64 for float64 inputs) and return the
+input's dtype, so results can differ from the plain formulas' in the last
+bits (XLA's tanh; no bfloat16 rounding between steps). Every backward pass is
+written by hand; tests/official/test_fusion.py checks each against numpy and
+autodiff, tests/albert/modeling/test_recompute.py a whole model's gradients.
+What it saves: docs/performance.md "Fused kernels".
 """
 
 import contextlib

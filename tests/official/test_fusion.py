@@ -144,9 +144,10 @@ def test_attention_against_numpy_and_autodiff():
 
 
 def test_attention_keeps_no_probabilities():
-  # The backward pass multiplies q by k again: three products forward
-  # (scores, context), five in the gradient function (scores again, dv,
-  # dprobs, dq, dk); plain autodiff of the same formula has four.
+  # The backward pass multiplies q by k again: two products forward
+  # (scores, context) and five in the gradient function (scores again, dv,
+  # dprobs, dq, dk), one more than autodiff of the same formula; and the
+  # recomputation waits for the incoming gradient.
   q = tf.random.normal([1, 2, 4, 3])
 
   def products(fn):
@@ -158,11 +159,21 @@ def test_attention_keeps_no_probabilities():
       return tape.gradient(out, q)
 
     graph = step.get_concrete_function(q).graph
-    return sum(
-        op.type in ("Einsum", "BatchMatMulV2") for op in graph.get_operations()
-    )
+    return [
+        op
+        for op in graph.get_operations()
+        if op.type in ("Einsum", "BatchMatMulV2")
+    ]
 
-  assert products(fusion.attention) == products(_plain_attention) + 1
+  fused = products(fusion.attention)
+  assert len(fused) == len(products(_plain_attention)) + 1
+  scores = [op for op in fused if op.get_attr("equation") == b"bntd,bnsd->bnts"]
+  # Forward scores, recomputed scores (after the gradient), d probs.
+  waits = [
+      bool(op.control_inputs) or any(i.op.control_inputs for i in op.inputs)
+      for op in scores
+  ]
+  assert waits == [False, True, False]
 
 
 def test_feed_forward_against_numpy_and_autodiff():

@@ -57,13 +57,28 @@ def test_bfloat16_with_trainer_bindings():
 
 
 @pytest.mark.slow
-def test_recompute_without_xla():
+def test_recompute_without_xla_against_plain_kernels():
   # --recompute reaches the workers' trainer (a wrong binding would fail
-  # there) and the report; --noxla leaves XLA out.
-  report = _run(*TINY, "--notorch", "--noxla", "--recompute")
+  # there) and the report; --noxla leaves XLA out; --against_gin_param
+  # measures ours again with the binding, alone and in turns.
+  against = "TrainerConfig.fused_kernels=False"
+  report = _run(
+      *TINY,
+      "--notorch",
+      "--noxla",
+      "--recompute",
+      f"--against_gin_param={against}",
+  )
   assert report["recompute"] is True
   assert set(report["variants"]) == {"float32/tf"}
-  assert report["variants"]["float32/tf"]["first_loss"] > 0
+  ours = report["variants"]["float32/tf"]
+  assert ours["first_loss"] > 0
+  r = report["precisions"]["float32"]["against"]
+  assert r["gin_params"] == [against]
+  assert r["speed_vs_against"] > 0 and r["rss_vs_against"] > 0
+  # The same model on the same batch, the plain formulas: the same loss
+  # within float32 round-off.
+  assert r["first_loss"] == pytest.approx(ours["first_loss"], rel=1e-5)
 
 
 @pytest.mark.slow
