@@ -318,11 +318,13 @@ class PretrainTask(Task):
     mlm_loss = tf.reduce_sum(weights * mlm_nll) / (
         totals["mlm_weight"] + MLM_EPSILON
     )
-    losses = {"masked_lm_loss": mlm_loss}
+    # The unscaled per-example terms are for update_metrics in training.
+    losses = {"masked_lm_loss": mlm_loss, "masked_lm_nll": mlm_nll}
     loss = mlm_loss
     if self.sentence_task != "none":
       sop_loss = tf.reduce_sum(sop_ce) / totals["examples"]
       losses["sentence_order_loss"] = sop_loss
+      losses["sentence_order_ce"] = sop_ce
       loss += sop_loss
     losses["loss"] = loss
     return losses
@@ -341,9 +343,12 @@ class PretrainTask(Task):
       ]
     return metrics
 
-  def update_metrics(self, metrics, outputs, batch):
+  def update_metrics(self, metrics, outputs, batch, losses=None):
     by_name = {m.name: m for m in metrics}
-    mlm_nll, sop_ce = self._per_example_losses(outputs, batch)
+    if losses is None:
+      mlm_nll, sop_ce = self._per_example_losses(outputs, batch)
+    else:  # The training step's, not a second softmax over the vocabulary.
+      mlm_nll, sop_ce = losses["masked_lm_nll"], losses.get("sentence_order_ce")
     weights = batch["masked_lm_weights"]
     by_name["masked_lm_accuracy"].update_state(
         batch["masked_lm_ids"], outputs["mlm_logits"], sample_weight=weights

@@ -45,7 +45,8 @@ class ClassificationTask(FinetuneTask):
         tf_keras.metrics.Mean(name="cross_entropy"),
     ]
 
-  def update_metrics(self, metrics, outputs, batch):
+  def update_metrics(self, metrics, outputs, batch, losses=None):
+    del losses  # Its per-example terms are cheap to recompute.
     by_name = {m.name: m for m in metrics}
     per_example = self._per_example_loss(outputs, batch)
     if self.is_regression:

@@ -63,7 +63,8 @@ class Task(abc.ABC):
 
     Returns:
       dict with `loss` (the sum over all batches and replicas of these values
-      is the global loss) and any named components, scaled the same way.
+      is the global loss), any named components scaled the same way, and any
+      unscaled per-example terms `update_metrics` reuses in training.
     """
 
   @abc.abstractmethod
@@ -76,8 +77,14 @@ class Task(abc.ABC):
       metrics: List[tf_keras.metrics.Metric],
       outputs: Dict[str, tf.Tensor],
       batch: Dict[str, tf.Tensor],
+      losses: Optional[Dict[str, tf.Tensor]] = None,
   ) -> None:
-    """The one place metrics are updated, for train and eval alike."""
+    """The one place metrics are updated, for train and eval alike.
+
+    In training `losses` is what `compute_loss` returned for this batch, so
+    per-example terms it holds need not be computed twice; in evaluation it
+    is None.
+    """
 
   def has_eval_inputs(self) -> bool:
     """Whether `build_inputs(training=False)` has data to evaluate on."""

@@ -159,7 +159,7 @@ class Trainer:
         tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
         for g, v in zip(grads, variables)
     ]
-    return losses["loss"], grads, outputs
+    return losses, grads, outputs
 
   def _replica_train_step(self, batch):
     context = tf.distribute.get_replica_context()
@@ -173,10 +173,10 @@ class Trainer:
     loss = tf.constant(0.0)
     for i in tf.range(accumulation):
       micro = {k: v[i * size : (i + 1) * size] for k, v in batch.items()}
-      micro_loss, micro_grads, outputs = self._grad_fn(micro, totals)
-      self.task.update_metrics(self.train_metrics, outputs, micro)
+      losses, micro_grads, outputs = self._grad_fn(micro, totals)
+      self.task.update_metrics(self.train_metrics, outputs, micro, losses)
       grads = [a + g for a, g in zip(grads, micro_grads)]
-      loss += micro_loss
+      loss += losses["loss"]
     if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
       grads = self.optimizer.get_unscaled_gradients(grads)
     clipped_update(self.optimizer, grads, variables, self.config.clip_norm)

@@ -174,6 +174,14 @@ def test_loss_and_metrics_on_a_hand_computed_batch():
   assert got["masked_lm_loss"] == pytest.approx(np.mean(mlm_nll), rel=1e-5)
   assert got["sentence_order_accuracy"] == pytest.approx(0.5)
   assert got["sentence_order_loss"] == pytest.approx(np.mean(sop_ce), rel=1e-5)
+  # In training the step's own per-example terms are reused, not recomputed.
+  reused = task.build_metrics()
+  doubled = dict(losses, masked_lm_nll=2.0 * losses["masked_lm_nll"])
+  task.update_metrics(reused, outputs, batch, doubled)
+  again = {m.name: float(m.result()) for m in reused}
+  assert again["masked_lm_loss"] == pytest.approx(2 * got["masked_lm_loss"])
+  for name in ("masked_lm_accuracy", "sentence_order_loss"):
+    assert again[name] == pytest.approx(got[name])
 
 
 def test_sentence_task_none_drops_the_sop_loss():

@@ -78,7 +78,7 @@ class LeastSquaresTask(Task):
   def build_metrics(self):
     return [tf_keras.metrics.MeanSquaredError(name="mse")]
 
-  def update_metrics(self, metrics, outputs, batch):
+  def update_metrics(self, metrics, outputs, batch, losses=None):
     metrics[0].update_state(batch["y"], outputs)
 
   def has_eval_inputs(self):
@@ -267,8 +267,8 @@ class Float16Task(LeastSquaresTask):
   def compute_loss(self, outputs, batch, totals):
     return super().compute_loss(tf.cast(outputs, tf.float32), batch, totals)
 
-  def update_metrics(self, metrics, outputs, batch):
-    super().update_metrics(metrics, tf.cast(outputs, tf.float32), batch)
+  def update_metrics(self, metrics, outputs, batch, losses=None):
+    super().update_metrics(metrics, tf.cast(outputs, tf.float32), batch, losses)
 
 
 def _float16_trainer(model_dir, blow_up, steps):

@@ -170,7 +170,8 @@ class TextMultiLabelTask(TextClassificationTask):
         tf_keras.metrics.Mean(name="cross_entropy"),
     ]
 
-  def update_metrics(self, metrics, outputs, batch):
+  def update_metrics(self, metrics, outputs, batch, losses=None):
+    del losses  # Its per-example terms are cheap to recompute.
     by_name = {m.name: m for m in metrics}
     by_name["label_accuracy"].update_state(batch["label"], outputs["logits"])
     by_name["cross_entropy"].update_state(

@@ -194,7 +194,8 @@ class TokenClassificationTask(FinetuneTask):
         tf_keras.metrics.Mean(name="cross_entropy"),
     ]
 
-  def update_metrics(self, metrics, outputs, batch):
+  def update_metrics(self, metrics, outputs, batch, losses=None):
+    del losses  # Its per-example terms are cheap to recompute.
     by_name = {m.name: m for m in metrics}
     losses, weights = self._token_losses(outputs, batch)
     labels = tf.maximum(batch["label_ids"], 0)

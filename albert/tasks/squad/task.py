@@ -205,7 +205,8 @@ class SquadTask(FinetuneTask):
       )
     return metrics
 
-  def update_metrics(self, metrics, outputs, batch):
+  def update_metrics(self, metrics, outputs, batch, losses=None):
+    del losses  # Its per-example terms are cheap to recompute.
     by_name = {m.name: m for m in metrics}
     by_name["start_accuracy"].update_state(
         batch["start_position"], outputs["start_logits"]
