@@ -1,6 +1,5 @@
 """Activation functions, looked up by the names configs use."""
 
-import math
 from typing import Callable
 
 import tensorflow as tf
@@ -8,23 +7,14 @@ import tensorflow as tf
 from official.modeling import fusion
 
 
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_CUBIC = 0.044715
-
-
 @tf.custom_gradient
 def _gelu_tanh(x):
-  c = tf.constant(_SQRT_2_OVER_PI, x.dtype)
-  k = tf.constant(_CUBIC, x.dtype)
-  t = tf.tanh(c * (x + k * x * x * x))
-  y = 0.5 * x * (1.0 + t)
+  y = 0.5 * x * (1.0 + fusion.gelu_tanh_inner(x))
 
   def grad(dy):
     # Recomputed from x alone, so the backward pass keeps one tensor per call
     # instead of every intermediate of the formula (the FFN's largest cost).
-    t = tf.tanh(c * (x + k * x * x * x))
-    dt = (1.0 - t * t) * c * (1.0 + 3.0 * k * x * x)
-    return dy * (0.5 * (1.0 + t) + 0.5 * x * dt)
+    return dy * fusion.gelu_tanh_slope(x, fusion.gelu_tanh_inner(x))
 
   return y, grad
 

@@ -35,6 +35,9 @@ import math
 import tensorflow as tf
 import tf_keras
 
+# Not in TensorFlow's public API: whether a graph is compiled with XLA.
+from tensorflow.python.ops import control_flow_util
+
 _depth = [0]  # A global, not thread-local: replicas trace in their threads.
 
 
@@ -52,6 +55,36 @@ def enabled() -> bool:
   return _depth[0] > 0
 
 
+def in_xla() -> bool:
+  """Whether the graph being built is compiled with XLA (jit_compile)."""
+  graph = tf.compat.v1.get_default_graph()
+  return control_flow_util.GraphOrParentsInXlaContext(graph)
+
+
+def after(gradients, *tensors):
+  """`tensors` again, for a recomputation that must wait for `gradients`
+  (a tensor or a list).
+
+  Without XLA a control dependency: else TensorFlow's executor runs every
+  call's recomputation as soon as its inputs exist and keeps them all alive.
+  XLA drops control edges, and its common-subexpression elimination would
+  merge the recomputation with the forward pass (keeping what it was meant
+  to drop); there each tensor becomes `t + 0 * (an element of each
+  gradient)`.
+  """
+  gradients = gradients if isinstance(gradients, (list, tuple)) else [gradients]
+  with tf.control_dependencies(gradients):
+    tensors = [tf.identity(t) for t in tensors]
+  if in_xla():
+    # Not an optimization barrier: XLA's CPU pipeline expands barriers
+    # before it merges common subexpressions (tests/official/
+    # test_fusion.py). For floats XLA keeps x * 0 (NaN for an infinite x),
+    # and adding that zero changes no value.
+    zero = tf.add_n([tf.reshape(g, [-1])[0] * 0 for g in gradients])
+    tensors = [t + tf.cast(zero, t.dtype) for t in tensors]
+  return tensors
+
+
 def _compiled(fn):
   return tf.function(fn, jit_compile=True, autograph=False)
 
@@ -67,23 +100,30 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _CUBIC = 0.044715
 
 
-def _gelu_tanh_parts(x):
-  """(tanh(c (x + k x^3)), x), at least float32."""
-  x = _wide(x)
-  return tf.tanh(_SQRT_2_OVER_PI * (x + _CUBIC * x * x * x)), x
+def gelu_tanh_inner(x):
+  """tanh(sqrt(2 / pi) (x + 0.044715 x^3)), in x's dtype: the GELU is
+  0.5 x (1 + this)."""
+  return tf.tanh(_SQRT_2_OVER_PI * (x + _CUBIC * x * x * x))
+
+
+def gelu_tanh_slope(x, inner):
+  """d gelu / dx at x, given `inner` = gelu_tanh_inner(x)."""
+  d_inner = (1.0 - inner * inner) * (
+      _SQRT_2_OVER_PI * (1.0 + 3.0 * _CUBIC * x * x)
+  )
+  return 0.5 * (1.0 + inner) + 0.5 * x * d_inner
 
 
 @_compiled
 def _gelu_forward(x):
-  t, x32 = _gelu_tanh_parts(x)
-  return tf.cast(0.5 * x32 * (1.0 + t), x.dtype)
+  x32 = _wide(x)
+  return tf.cast(0.5 * x32 * (1.0 + gelu_tanh_inner(x32)), x.dtype)
 
 
 @_compiled
 def _gelu_backward(x, dy):
-  t, x = _gelu_tanh_parts(x)
-  dt = (1.0 - t * t) * _SQRT_2_OVER_PI * (1.0 + 3.0 * _CUBIC * x * x)
-  dx = tf.cast(dy, x.dtype) * (0.5 * (1.0 + t) + 0.5 * x * dt)
+  x = _wide(x)
+  dx = tf.cast(dy, x.dtype) * gelu_tanh_slope(x, gelu_tanh_inner(x))
   return tf.cast(dx, dy.dtype)
 
 
@@ -132,8 +172,7 @@ def feed_forward_gelu(x, kernel1, bias1, kernel2, bias2):
 
     def gradient(dy):
       dy = tf.reshape(dy, [-1, kernel2.shape[1]])  # [M, H']
-      with tf.control_dependencies([dy]):  # not earlier (see `attention`)
-        inner = _gelu_forward(pre)  # recomputed
+      inner = _gelu_forward(after(dy, pre)[0])  # recomputed
       dinner = tf.matmul(dy, kernel2, transpose_b=True)  # [M, F]
       dpre, dbias1 = _gelu_backward_and_bias(pre, dinner)
       dx = tf.reshape(tf.matmul(dpre, kernel1, transpose_b=True), tf.shape(x))
@@ -268,10 +307,7 @@ def attention(q, k, v, key_bias, scale: float):
     context = tf.einsum("bnts,bnsd->bntd", tf.cast(probs, v.dtype), v)
 
     def gradient(dcontext):
-      # After dcontext: else TensorFlow's executor recomputes every call's
-      # probabilities as soon as q and k exist, and keeps them all alive.
-      with tf.control_dependencies([dcontext]):
-        probs = probabilities(tf.identity(q), k)
+      probs = probabilities(*after(dcontext, q, k))  # recomputed
       dv = tf.einsum("bnts,bntd->bnsd", tf.cast(probs, v.dtype), dcontext)
       dprobs = tf.einsum("bntd,bnsd->bnts", dcontext, v)
       dprobs = tf.cast(dprobs, tf.float32)

@@ -18,13 +18,9 @@ the model before any step.
 import contextlib
 from typing import Callable, List, Optional, Sequence
 
-from absl import logging
 import tensorflow as tf
 
-# Not in TensorFlow's public API: XLA's optimization barrier, and whether a
-# graph is being compiled with XLA.
-from tensorflow.compiler.tf2xla.python import xla
-from tensorflow.python.ops import control_flow_util
+from official.modeling import fusion
 
 _depth = [0]  # A global, not thread-local: replicas trace in their threads.
 
@@ -56,12 +52,6 @@ def enabled() -> bool:
   return _depth[0] > 0
 
 
-def _in_xla() -> bool:
-  """Whether the graph being built is compiled with XLA (jit_compile)."""
-  graph = tf.compat.v1.get_default_graph()
-  return control_flow_util.GraphOrParentsInXlaContext(graph)
-
-
 def _forward(blocks: Sequence[Callable], x: tf.Tensor):
   """([each block's input], [each block's output]) of one pass."""
   inputs, outputs = [], []
@@ -87,14 +77,6 @@ def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
   if not enabled():
     return _forward(blocks, x)[1]
 
-  xla_context = _in_xla()
-  if xla_context:
-    logging.warning(
-        "TrainerConfig.recompute with XLA (jit_compile): measured on CPU, "
-        "XLA keeps its memory peak and the step takes longer; recompute "
-        "without XLA (docs/performance.md)"
-    )
-
   @tf.custom_gradient
   def stack(x):
     inputs, outputs = _forward(blocks, x)
@@ -116,9 +98,7 @@ def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
         # for weight gradients it has not computed yet.
         done = [dy] + [g for g in sums if g is not None]
         with tf.control_dependencies(done), tf.GradientTape() as tape:
-          x = tf.identity(inputs[i])
-          if xla_context:  # XLA drops control edges: a barrier keeps
-            x, dy = xla.optimization_barrier(x, dy)  # its CSE out.
+          (x,) = fusion.after(done, inputs[i])  # also under XLA
           tape.watch(x)
           y = blocks[i](x)
         grads = tape.gradient(y, [x] + variables, output_gradients=dy)

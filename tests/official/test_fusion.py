@@ -201,3 +201,32 @@ def test_feed_forward_against_numpy_and_autodiff():
   _, reference = grads(plain)
   for a, b in zip(reference, fused):
     np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
+
+
+def test_under_xla_the_recomputations_stay():
+  # XLA drops control edges and would merge a recomputation with the
+  # forward pass (common-subexpression elimination), keeping what it was
+  # meant to drop; an optimization barrier did not prevent it. The
+  # optimised HLO computes the softmax's exp and the GELU's tanh twice: once
+  # forward and once recomputed. (The incoming gradient is an input, as in a
+  # training step: a constant one would let XLA fold `fusion.after` away.)
+  q = tf.random.normal([1, 2, 4, 3])
+  x = tf.random.normal([2, 3, 4])
+  weights = [tf.random.normal(s) for s in ((4, 6), (6,), (6, 4), (4,))]
+
+  def hlo(fn, *args):
+    @tf.function(jit_compile=True)
+    def step(dy, *args):
+      with tf.GradientTape() as tape:
+        tape.watch(args)
+        out = fn(*args)
+      return out, tape.gradient(out, args, output_gradients=dy)
+
+    dy = tf.random.normal(fn(*args).shape)
+    return step.experimental_get_compiler_ir(dy, *args)(stage="optimized_hlo")
+
+  def attention(q):
+    return fusion.attention(q, q, q, tf.zeros([1, 1, 1, 4]), 0.5)
+
+  assert hlo(attention, q).count(" exponential(") == 2
+  assert hlo(fusion.feed_forward_gelu, x, *weights).count(" tanh(") == 2
