@@ -79,7 +79,8 @@ def after(gradients, *tensors):
     # Not an optimization barrier: XLA's CPU pipeline expands barriers
     # before it merges common subexpressions (tests/official/
     # test_fusion.py). For floats XLA keeps x * 0 (NaN for an infinite x),
-    # and adding that zero changes no value.
+    # and adding that zero changes no value; a non-finite gradient makes
+    # the recomputation non-finite, as it makes the step's gradients.
     zero = tf.add_n([tf.reshape(g, [-1])[0] * 0 for g in gradients])
     tensors = [t + tf.cast(zero, t.dtype) for t in tensors]
   return tensors
