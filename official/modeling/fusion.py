@@ -277,6 +277,22 @@ def residual_layer_norm(
 # --- Scaled dot-product attention, probabilities recomputed ---------------
 
 
+@_compiled
+def _scaled_scores(scores, key_bias, scale):
+  """float32(scores) * scale + key_bias: one pass, not three."""
+  return tf.cast(scores, tf.float32) * scale + key_bias
+
+
+@_compiled
+def _softmax_backward(dprobs, probs, scale):
+  """d scores of softmax(scores * scale), given d probs and the float32
+  probabilities: one reduction and one element-wise pass (seven as separate
+  kernels), in dprobs' dtype."""
+  d = tf.cast(dprobs, tf.float32)
+  dot = tf.reduce_sum(d * probs, axis=-1, keepdims=True)
+  return tf.cast((d - dot) * (probs * scale), dprobs.dtype)
+
+
 def attention(q, k, v, key_bias, scale: float):
   """softmax(q k^T * scale + key_bias) v (Vaswani et al., 2017, 3.2.1).
 
@@ -285,7 +301,9 @@ def attention(q, k, v, key_bias, scale: float):
   scores' size, against B x N x T x S values of memory per call, 1.2 GB
   for ALBERT-base at batch 8 x 512 in float32). The softmax stays
   TensorFlow's (oneDNN) kernel, in float32: XLA's CPU softmax, split into
-  a fusion per reduction, measured several times slower at length 512.
+  a fusion per reduction, measured several times slower at length 512. The
+  work around it, scaling and masking the scores and the softmax's
+  gradient, runs as XLA fusions.
 
   Args:
     q: [B, N, T, D] queries; k, v: [B, N, S, D], all of one dtype.
@@ -297,9 +315,11 @@ def attention(q, k, v, key_bias, scale: float):
     [B, N, T, D] in q's dtype.
   """
 
+  scale = tf.constant(scale, tf.float32)
+
   def probabilities(q, k):
     scores = tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, S]
-    scores = tf.cast(scores, tf.float32) * scale + key_bias
+    scores = _scaled_scores(scores, key_bias, scale)
     return tf.nn.softmax(scores, axis=-1)  # float32
 
   @tf.custom_gradient
@@ -311,9 +331,7 @@ def attention(q, k, v, key_bias, scale: float):
       probs = probabilities(*after(dcontext, q, k))  # recomputed
       dv = tf.einsum("bnts,bntd->bnsd", tf.cast(probs, v.dtype), dcontext)
       dprobs = tf.einsum("bntd,bnsd->bnts", dcontext, v)
-      dprobs = tf.cast(dprobs, tf.float32)
-      dot = tf.reduce_sum(dprobs * probs, axis=-1, keepdims=True)
-      dscores = tf.cast((dprobs - dot) * (probs * scale), q.dtype)
+      dscores = _softmax_backward(dprobs, probs, scale)  # dprobs' dtype
       dq = tf.einsum("bnts,bnsd->bntd", dscores, k)
       dk = tf.einsum("bnts,bntd->bnsd", dscores, q)
       return dq, dk, dv
