@@ -221,12 +221,13 @@ def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
     )
   if s.against_gin_params:
     label = " with " + " ".join(s.against_gin_params)
-    alone = _alone(_against(s), f"{precision}/tf", label)
+    against = _against(s)
+    alone = _alone(against, f"{precision}/tf", label)
     report["against"] = dict(
         alone,
         gin_params=list(s.against_gin_params),
         speed_vs_against=_side_by_side(
-            s, f"{precision}/tf", f"{precision}/tf", _against(s), label
+            s, f"{precision}/tf", f"{precision}/tf", against, label
         ),
         rss_vs_against=variants["tf"]["peak_rss_mb"] / alone["peak_rss_mb"],
     )

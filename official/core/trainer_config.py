@@ -27,8 +27,8 @@ class TrainerConfig:
   jit_compile: compile the forward/backward pass with XLA.
   recompute: recompute each block's activations in the backward pass
     (`official.modeling.recompute`): less activation memory for a second
-    forward pass; needs the model's dropout at 0; saves nothing under XLA
-    on CPU yet (docs/performance.md).
+    forward pass; needs the model's dropout at 0; with and without XLA
+    (docs/performance.md).
   fused_kernels: in the training step, run the GELU's and the residual
     LayerNorms' element-wise formulas as XLA fusions and recompute the
     attention probabilities and the GELU's output in the backward pass

@@ -197,12 +197,12 @@ class TokenClassificationTask(FinetuneTask):
   def update_metrics(self, metrics, outputs, batch, losses=None):
     del losses  # Its per-example terms are cheap to recompute.
     by_name = {m.name: m for m in metrics}
-    losses, weights = self._token_losses(outputs, batch)
+    per_token, weights = self._token_losses(outputs, batch)
     labels = tf.maximum(batch["label_ids"], 0)
     by_name["accuracy"].update_state(
         labels, outputs["logits"], sample_weight=weights
     )
-    by_name["cross_entropy"].update_state(losses, sample_weight=weights)
+    by_name["cross_entropy"].update_state(per_token, sample_weight=weights)
 
   # --- Predictions ------------------------------------------------------------
 
