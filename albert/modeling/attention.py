@@ -31,9 +31,12 @@ class AttentionBlock(tf_keras.layers.Layer):
   Call args:
     x: [B, T, H] hidden states.
     attention_mask: [B, T], 1 for real tokens and 0 for padding (keys).
+    query_positions: optional int [B, Q]: compute the output only at these
+      rows of x (queries and residual from them; keys and values from all
+      of x). Each row's value is the one the full block gives it.
 
   Returns:
-    [B, T, H] float32.
+    [B, T, H] float32 ([B, Q, H] with `query_positions`).
   """
 
   def __init__(
@@ -89,8 +92,11 @@ class AttentionBlock(tf_keras.layers.Layer):
     x = tf.reshape(x, [batch, length, self.num_heads, self._head_size])
     return tf.transpose(x, [0, 2, 1, 3])  # [B, T, N, D] -> [B, N, T, D]
 
-  def call(self, x, attention_mask, training=None):
-    q = self._split_heads(self.query(x))  # [B, T, H] -> [B, N, T, D]
+  def call(self, x, attention_mask, training=None, query_positions=None):
+    rows = x
+    if query_positions is not None:
+      rows = tf.gather(x, query_positions, batch_dims=1)  # [B, Q, H]
+    q = self._split_heads(self.query(rows))  # [B, T, H] -> [B, N, T, D]
     k = self._split_heads(self.key(x))
     v = self._split_heads(self.value(x))
     key_mask = tf.cast(attention_mask, tf.float32)[:, tf.newaxis, tf.newaxis, :]
@@ -100,7 +106,7 @@ class AttentionBlock(tf_keras.layers.Layer):
       scale = 1.0 / math.sqrt(self._head_size)
       context = fusion.attention(q, k, v, key_bias, scale)  # [B, N, T, D]
     else:
-      scores = tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, T]
+      scores = tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, S]
       scores = tf.cast(scores, tf.float32) / math.sqrt(self._head_size)
       scores += key_bias  # [B, 1, 1, S] broadcast
       probs = tf.nn.softmax(scores, axis=-1)
@@ -111,7 +117,7 @@ class AttentionBlock(tf_keras.layers.Layer):
         context, [tf.shape(context)[0], tf.shape(context)[1], self.hidden_size]
     )  # [B, T, N, D] -> [B, T, H]
     out = self.output_dropout(self.output_dense(context), training=training)
-    return residual_layer_norm(self.layer_norm, x, out)
+    return residual_layer_norm(self.layer_norm, rows, out)
 
   def get_config(self):
     config = super().get_config()

@@ -67,7 +67,14 @@ class AlbertClassifier(EncoderWithHeads):
   def logits(self, inputs: Dict[str, tf.Tensor], training=None) -> tf.Tensor:
     """float32 [B, num_classes] logits of packed inputs ([B, T, num_classes]
     on the sequence output)."""
-    features = self.encoder(inputs, training=training)[self.encoder_output]
+    kwargs = {}
+    if self.encoder_output == "pooled_output":
+      # Only [CLS] is read: the last block computes nothing else.
+      kwargs["output_positions"] = tf.zeros(
+          [tf.shape(inputs["input_word_ids"])[0], 0], tf.int32
+      )
+    outputs = self.encoder(inputs, training=training, **kwargs)
+    features = outputs[self.encoder_output]
     features = self.dropout(features, training=training)
     return tf.cast(self.classifier(features), tf.float32)
 

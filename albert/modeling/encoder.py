@@ -19,12 +19,21 @@ class AlbertEncoder(tf_keras.Model):
   Call args:
     inputs: dict of int32 [B, T] tensors `input_word_ids`, `input_mask`
       (1 = real token, 0 = padding) and `input_type_ids`.
+    output_positions: optional int [B, N] (N may be 0): the only positions
+      whose last-layer output is wanted. The last block then computes its
+      queries, attention output and feed-forward layer at [CLS] and these
+      positions only (keys and values still at every token): the same
+      values, without the work on the other T - N - 1 rows (about a
+      twelfth of ALBERT-base's step for a classifier, which reads [CLS]
+      alone). The Model Garden's encoders call this `output_range`.
 
   Returns:
     dict with
-      `sequence_output`: [B, T, H] float32, the last layer's output;
+      `sequence_output`: [B, T, H] float32, the last layer's output ([B, N, H]
+        at `output_positions` when given);
       `pooled_output`: [B, H] float32, dense + tanh on token 0 ([CLS]);
-      `encoder_outputs`: list of L * K tensors [B, T, H], every block's output.
+      `encoder_outputs`: list of L * K tensors [B, T, H], every block's output
+        (left out when `output_positions` is given).
   """
 
   def __init__(self, *, name: str = "albert_encoder", **config_kwargs):
@@ -94,18 +103,27 @@ class AlbertEncoder(tf_keras.Model):
         "input_type_ids": zeros,
     }
 
-  def call(self, inputs, training=None):
+  def call(self, inputs, training=None, output_positions=None):
     word_ids = tf.cast(inputs["input_word_ids"], tf.int32)
     mask = tf.cast(inputs["input_mask"], tf.int32)
     type_ids = tf.cast(inputs["input_type_ids"], tf.int32)
     x = self.embeddings(word_ids, type_ids, training=training)  # [B, T, H]
-    encoder_outputs = self.transformer(x, mask, training=training)
-    sequence_output = encoder_outputs[-1]  # [B, T, H]
+    queries = None
+    if output_positions is not None:
+      positions = tf.cast(output_positions, tf.int32)  # [B, N]
+      first = tf.zeros([tf.shape(positions)[0], 1], tf.int32)
+      queries = tf.concat([first, positions], axis=1)  # [B, 1 + N]
+    encoder_outputs = self.transformer(
+        x, mask, training=training, query_positions=queries
+    )
+    last = encoder_outputs[-1]  # [B, T, H] (or [B, 1 + N, H])
     pooled_output = tf.cast(
-        self.pooler(sequence_output[:, 0, :]), tf.float32
+        self.pooler(last[:, 0, :]), tf.float32
     )  # [B, H] -> [B, H]
+    if queries is not None:
+      return {"sequence_output": last[:, 1:], "pooled_output": pooled_output}
     return {
-        "sequence_output": sequence_output,
+        "sequence_output": last,
         "pooled_output": pooled_output,
         "encoder_outputs": encoder_outputs,
     }

@@ -21,7 +21,8 @@ class MaskedLMHead(tf_keras.layers.Layer):
 
   Call args:
     sequence_output: [B, T, H].
-    masked_lm_positions: int [B, P] positions to predict.
+    masked_lm_positions: int [B, P] positions to predict; None when
+      `sequence_output` is already [B, P, H], the states at them.
 
   Returns:
     [B, P, V] float32 logits.
@@ -65,9 +66,11 @@ class MaskedLMHead(tf_keras.layers.Layer):
     )
     super().build(input_shape)
 
-  def call(self, sequence_output, masked_lm_positions):
-    positions = tf.cast(masked_lm_positions, tf.int32)
-    x = tf.gather(sequence_output, positions, batch_dims=1)  # [B, P, H]
+  def call(self, sequence_output, masked_lm_positions=None):
+    x = sequence_output
+    if masked_lm_positions is not None:
+      positions = tf.cast(masked_lm_positions, tf.int32)
+      x = tf.gather(x, positions, batch_dims=1)  # [B, T, H] -> [B, P, H]
     x = self.layer_norm(self.dense(x))  # [B, P, H] -> [B, P, E]
     table = tf.cast(self.embedding_table, self.compute_dtype)  # [V, E]
     # One [B*P, E] x [E, V] product: a batched [B, P, E] x [V, E]^T product

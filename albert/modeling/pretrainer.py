@@ -20,8 +20,11 @@ class AlbertPretrainer(EncoderWithHeads):
       `input_type_ids`, int [B, T]) and `masked_lm_positions` (int [B, P]).
 
   Returns:
-    dict with `mlm_logits` [B, P, V], `sentence_order_logits` [B, 2] (both
-    float32), and the encoder's `sequence_output` and `pooled_output`.
+    dict with `mlm_logits` [B, P, V], `sentence_order_logits` [B, 2] and the
+    encoder's `pooled_output` [B, H], all float32. The encoder's last block
+    runs only at [CLS] and the masked positions, what the two heads read
+    (`AlbertEncoder`'s `output_positions`; 21 of 128 rows with ALBERT's 20
+    predictions), so there is no `sequence_output`: call `encoder` for it.
   """
 
   def __init__(
@@ -44,15 +47,16 @@ class AlbertPretrainer(EncoderWithHeads):
     )
 
   def call(self, inputs, training=None):
-    outputs = self.encoder(inputs, training=training)
-    mlm_logits = self.masked_lm(
-        outputs["sequence_output"], inputs["masked_lm_positions"]
-    )  # [B, P, V]
+    outputs = self.encoder(
+        inputs,
+        training=training,
+        output_positions=inputs["masked_lm_positions"],
+    )
+    mlm_logits = self.masked_lm(outputs["sequence_output"])  # [B, P, V]
     sop_logits = self.sentence_order(outputs["pooled_output"])  # [B, 2]
     return {
         "mlm_logits": mlm_logits,
         "sentence_order_logits": sop_logits,
-        "sequence_output": outputs["sequence_output"],
         "pooled_output": outputs["pooled_output"],
     }
 

@@ -47,10 +47,13 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
   Call args:
     x: [B, T, H] embeddings.
     attention_mask: [B, T], 1 for real tokens.
+    query_positions: optional int [B, Q]: the last block runs only at these
+      rows (its keys and values at every row); see `AttentionBlock`.
 
   Returns:
     A list of L * K tensors [B, T, H] (float32), the output of every block
-    application in order; the last one is the sequence output.
+    application in order; the last one is the sequence output ([B, Q, H]
+    with `query_positions`).
   """
 
   def __init__(
@@ -151,17 +154,21 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
         attention_dropout_rate=self.attention_dropout_rate,
     )
 
-  def call(self, x, attention_mask, training=None) -> List:
+  def call(
+      self, x, attention_mask, training=None, query_positions=None
+  ) -> List:
     blocks = []
+    last = (self.num_layers - 1, self.inner_group_num - 1)
     for layer in range(self.num_layers):
       for inner in range(self.inner_group_num):
         attention_index, ffn_index = self.weight_indices(layer, inner)
+        rows = query_positions if (layer, inner) == last else None
 
-        def run(x, attention=attention_index, ffn=ffn_index):
+        def run(x, attention=attention_index, ffn=ffn_index, rows=rows):
           x = self.attention_blocks[attention](
-              x, attention_mask, training=training
-          )  # [B, T, H]
-          return self.ffn_blocks[ffn](x, training=training)  # [B, T, H]
+              x, attention_mask, training=training, query_positions=rows
+          )  # [B, T, H] (or [B, Q, H])
+          return self.ffn_blocks[ffn](x, training=training)
 
         blocks.append(run)
     # With TrainerConfig.recompute, only each block's input is kept for the

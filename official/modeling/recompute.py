@@ -63,8 +63,8 @@ def _forward(blocks: Sequence[Callable], x: tf.Tensor):
 
 
 def sequential(blocks: Sequence[Callable], x: tf.Tensor) -> List[tf.Tensor]:
-  """Runs `blocks` (each a tensor -> tensor of the same shape) one after
-  another; returns every block's output.
+  """Runs `blocks` (each a tensor -> tensor) one after another; returns
+  every block's output.
 
   With recomputation on, the backward pass keeps only each block's input:
   it runs the blocks again from the last to the first, each right before its

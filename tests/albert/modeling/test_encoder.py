@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from official.modeling import fusion
+
 from albert.modeling.config import AlbertConfig
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
@@ -124,6 +126,42 @@ def test_pretrainer_heads_match_numpy():
   np.testing.assert_allclose(out["mlm_logits"].numpy(), mlm, atol=1e-5)
   np.testing.assert_allclose(
       out["sentence_order_logits"].numpy(), sop, atol=1e-5
+  )
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["plain", "fused"])
+def test_output_positions_give_the_full_values_and_gradients(fused):
+  # The last block run at [CLS] and the asked rows only (what the pretrainer
+  # and the classifiers do) against the full last block, then a gather:
+  # repeated and padded positions, a last block of its own group.
+  encoder = AlbertEncoder(**TINY, num_hidden_groups=2, inner_group_num=2)
+  inputs = _as_tf(*_inputs())
+  encoder(inputs)
+  positions = tf.constant([[1, 2, 5], [0, 3, 4], [1, 1, 6]], tf.int32)
+  weights = tf.random.stateless_normal([3, 3, 16], seed=[1, 2])
+
+  def run(gathered):
+    with tf.GradientTape() as tape, fusion.scope(fused):
+      if gathered:
+        out = encoder(inputs, output_positions=positions)
+        rows = out["sequence_output"]
+      else:
+        out = encoder(inputs)
+        rows = tf.gather(out["sequence_output"], positions, batch_dims=1)
+      loss = tf.reduce_sum(rows * weights) + tf.reduce_sum(
+          out["pooled_output"] ** 2
+      )
+    grads = tape.gradient(loss, encoder.trainable_variables)
+    return [rows, out["pooled_output"]] + grads
+
+  for got, want in zip(run(True), run(False)):
+    got, want = tf.convert_to_tensor(got).numpy(), tf.convert_to_tensor(want)
+    scale = np.abs(want.numpy()).max() + 1.0  # float32 round-off of sums
+    np.testing.assert_allclose(got, want.numpy(), atol=2e-6 * scale)
+  cls_only = encoder(inputs, output_positions=tf.zeros([3, 0], tf.int32))
+  assert cls_only["sequence_output"].shape == (3, 0, 16)
+  np.testing.assert_allclose(
+      cls_only["pooled_output"].numpy(), run(False)[1].numpy(), atol=1e-6
   )
 
 
