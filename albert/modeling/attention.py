@@ -104,7 +104,7 @@ class AttentionBlock(tf_keras.layers.Layer):
     if fusion.enabled() and not (training and self.attention_dropout_rate):
       # In a training step: the probabilities recomputed, not kept.
       scale = 1.0 / math.sqrt(self._head_size)
-      context = fusion.attention(q, k, v, key_bias, scale)  # [B, N, T, D]
+      context = fusion.attention(q, k, v, key_bias, scale)  # [B, T, N, D]
     else:
       scores = tf.einsum("bntd,bnsd->bnts", q, k)  # [B, N, T, S]
       scores = tf.cast(scores, tf.float32) / math.sqrt(self._head_size)
@@ -112,7 +112,7 @@ class AttentionBlock(tf_keras.layers.Layer):
       probs = tf.nn.softmax(scores, axis=-1)
       probs = self.attention_dropout(tf.cast(probs, v.dtype), training=training)
       context = tf.einsum("bnts,bnsd->bntd", probs, v)  # [B, N, T, D]
-    context = tf.transpose(context, [0, 2, 1, 3])
+      context = tf.transpose(context, [0, 2, 1, 3])  # [B, T, N, D]
     context = tf.reshape(
         context, [tf.shape(context)[0], tf.shape(context)[1], self.hidden_size]
     )  # [B, T, N, D] -> [B, T, H]

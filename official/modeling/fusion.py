@@ -284,13 +284,24 @@ def _scaled_scores(scores, key_bias, scale):
 
 
 @_compiled
-def _softmax_backward(dprobs, probs, scale):
-  """d scores of softmax(scores * scale), given d probs and the float32
-  probabilities: one reduction and one element-wise pass (seven as separate
-  kernels), in dprobs' dtype."""
+def _softmax_backward(dprobs, probs, dot, scale):
+  """d scores of softmax(scores * scale), given d probs, the float32
+  probabilities and each row's sum(d probs * probs) (`dot`, [..., 1]): one
+  element-wise pass (seven kernels as separate ones), in dprobs' dtype."""
   d = tf.cast(dprobs, tf.float32)
-  dot = tf.reduce_sum(d * probs, axis=-1, keepdims=True)
   return tf.cast((d - dot) * (probs * scale), dprobs.dtype)
+
+
+@_compiled
+def _row_dot(dcontext, context):
+  """sum(d probs * probs) of each score row, from the [B, T, N, D] context
+  and its gradient: sum_s (dc_t . v_s) p_ts = dc_t . sum_s p_ts v_s =
+  dc_t . context_t (as FlashAttention's backward pass), a sum over D
+  values instead of over the row's S scores. [B, N, T, 1] float32."""
+  dot = tf.reduce_sum(
+      tf.cast(dcontext, tf.float32) * tf.cast(context, tf.float32), axis=-1
+  )  # [B, T, N]
+  return tf.transpose(dot, [0, 2, 1])[..., tf.newaxis]
 
 
 def attention(q, k, v, key_bias, scale: float):
@@ -303,7 +314,8 @@ def attention(q, k, v, key_bias, scale: float):
   TensorFlow's (oneDNN) kernel, in float32: XLA's CPU softmax, split into
   a fusion per reduction, measured several times slower at length 512. The
   work around it, scaling and masking the scores and the softmax's
-  gradient, runs as XLA fusions.
+  gradient, runs as XLA fusions; the gradient's row sums come from the
+  context and its gradient (`_row_dot`), not from a pass over the scores.
 
   Args:
     q: [B, N, T, D] queries; k, v: [B, N, S, D], all of one dtype.
@@ -312,7 +324,8 @@ def attention(q, k, v, key_bias, scale: float):
     scale: the scores' factor, 1 / sqrt(D).
 
   Returns:
-    [B, N, T, D] in q's dtype.
+    [B, T, N, D] in q's dtype (heads next to each other, as the output
+    projection reads them).
   """
 
   scale = tf.constant(scale, tf.float32)
@@ -326,12 +339,20 @@ def attention(q, k, v, key_bias, scale: float):
   def fused(q, k, v):
     probs = probabilities(q, k)
     context = tf.einsum("bnts,bnsd->bntd", tf.cast(probs, v.dtype), v)
+    # [B, T, N, D]: the copy the output projection keeps for its own
+    # gradient, so that `gradient` holds no other.
+    context = tf.transpose(context, [0, 2, 1, 3])
 
-    def gradient(dcontext):
-      probs = probabilities(*after(dcontext, q, k))  # recomputed
-      dv = tf.einsum("bnts,bntd->bnsd", tf.cast(probs, v.dtype), dcontext)
-      dprobs = tf.einsum("bntd,bnsd->bnts", dcontext, v)
-      dscores = _softmax_backward(dprobs, probs, scale)  # dprobs' dtype
+    def gradient(dcontext):  # [B, T, N, D]
+      dc = tf.transpose(dcontext, [0, 2, 1, 3])  # [B, N, T, D]
+      probs = probabilities(*after(dc, q, k))  # recomputed
+      dv = tf.einsum("bnts,bntd->bnsd", tf.cast(probs, v.dtype), dc)
+      dprobs = tf.einsum("bntd,bnsd->bnts", dc, v)
+      # After the products: run beside them, the small fusion's threads
+      # and oneDNN's compete for the cores.
+      (dcontext,) = after(dprobs, dcontext)
+      dot = _row_dot(dcontext, context)  # [B, N, T, 1]
+      dscores = _softmax_backward(dprobs, probs, dot, scale)
       dq = tf.einsum("bnts,bnsd->bntd", dscores, k)
       dk = tf.einsum("bnts,bntd->bnsd", dscores, q)
       return dq, dk, dv

@@ -110,14 +110,15 @@ def test_the_kernels_run_only_inside_the_scope():
 
 def _plain_attention(q, k, v, key_bias, scale):
   scores = tf.einsum("bntd,bnsd->bnts", q, k) * scale + key_bias
-  return tf.einsum("bnts,bnsd->bntd", tf.nn.softmax(scores, axis=-1), v)
+  return tf.einsum("bnts,bnsd->btnd", tf.nn.softmax(scores, axis=-1), v)
 
 
 def test_attention_against_numpy_and_autodiff():
   rng = np.random.default_rng(2)
-  q, k, v, dc = (
-      tf.constant(rng.normal(size=(2, 3, 5, 4)), tf.float32) for _ in range(4)
-  )
+  q, k, v = (
+      tf.constant(rng.normal(size=(2, 3, 5, 4)), tf.float32) for _ in range(3)
+  )  # [B, N, T, D]
+  dc = tf.constant(rng.normal(size=(2, 5, 3, 4)), tf.float32)  # [B, T, N, D]
   mask = np.ones((2, 5), np.float32)
   mask[1, 3:] = 0.0  # the second example's last two keys are padding
   key_bias = tf.constant((1.0 - mask)[:, None, None, :] * -10000.0)
@@ -134,7 +135,7 @@ def test_attention_against_numpy_and_autodiff():
   p = np.exp(s - s.max(-1, keepdims=True))
   p /= p.sum(-1, keepdims=True)
   np.testing.assert_allclose(
-      out, np.einsum("bnts,bnsd->bntd", p, v), rtol=1e-5, atol=1e-6
+      out, np.einsum("bnts,bnsd->btnd", p, v), rtol=1e-5, atol=1e-6
   )
   # Padding keys get no weight, so their values get no gradient.
   assert np.abs(fused[2].numpy()[1, :, 3:]).max() < 1e-6
