@@ -348,8 +348,11 @@ def attention(q, k, v, key_bias, scale: float):
       probs = probabilities(*after(dc, q, k))  # recomputed
       dv = tf.einsum("bnts,bntd->bnsd", tf.cast(probs, v.dtype), dc)
       dprobs = tf.einsum("bntd,bnsd->bnts", dc, v)
-      # After the products: run beside them, the small fusion's threads
-      # and oneDNN's compete for the cores.
+      # Ordered after the products. This was added against suspected
+      # thread contention, which the measurement did not bear out (its
+      # script had pruned the forward pass); the step timings in
+      # docs/performance.md were taken with it, so it stays until measured
+      # without.
       (dcontext,) = after(dprobs, dcontext)
       dot = _row_dot(dcontext, context)  # [B, N, T, 1]
       dscores = _softmax_backward(dprobs, probs, dot, scale)
