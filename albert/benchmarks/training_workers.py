@@ -232,8 +232,58 @@ def serve_torch(s: TrainBenchmark, precision: str, compiled: bool) -> None:
   )
 
 
+def block_products(s: TrainBenchmark, config: AlbertConfig):
+  """(m, k, n, transpose_a, transpose_b) of the matrix products one encoder
+  block runs in a training step, outside attention's batched ones: for each
+  dense layer k -> n (query, key, value and output H -> H, the FFN's
+  H -> intermediate -> H) x W [m, k] x [k, n], its input's gradient
+  dy W^T and its kernel's gradient x^T dy, at m = batch x sequence rows."""
+  m, h, f = (
+      s.batch_size * s.seq_length,
+      config.hidden_size,
+      (config.intermediate_size),
+  )
+  products = []
+  for k, n in [(h, h)] * 4 + [(h, f), (f, h)]:
+    products += [
+        (m, k, n, False, False),  # x W
+        (m, n, k, False, True),  # dy W^T
+        (k, m, n, True, False),  # x^T dy
+    ]
+  return products
+
+
+def _block_gflops(products, dtype) -> float:
+  """TensorFlow's rate for `products` (block_products' tuples), each once
+  in one function as a step runs them, best of three calls."""
+  operands = []
+  for m, k, n, ta, tb in products:
+    a = tf.random.normal([k, m] if ta else [m, k])
+    b = tf.random.normal([n, k] if tb else [k, n], stddev=k**-0.5)
+    operands.append((tf.cast(a, dtype), tf.cast(b, dtype), ta, tb))
+
+  @tf.function
+  def block():
+    total = tf.zeros([], tf.float32)
+    for a, b, ta, tb in operands:  # read, so none is pruned
+      product = tf.matmul(a, b, transpose_a=ta, transpose_b=tb)
+      total += tf.cast(product[0, 0], tf.float32)
+    return total
+
+  block().numpy()
+  seconds = []
+  for _ in range(3):
+    start = time.perf_counter()
+    block().numpy()
+    seconds.append(time.perf_counter() - start)
+  flop = 2.0 * sum(m * k * n for m, k, n, _, _ in products)
+  return flop / min(seconds) / 1e9
+
+
 def serve_matmul(s: TrainBenchmark, precision: str) -> None:
-  """TensorFlow's rate for [B*T, H] x [H, intermediate] in `precision`."""
+  """TensorFlow's rate in `precision` for the best product a step has,
+  [B*T, H] x [H, intermediate], and for the mix of an encoder block's
+  products forward and backward (`block_products`)."""
   config = s.model_config()
   dtype = {
       "float32": tf.float32,
@@ -263,7 +313,9 @@ def serve_matmul(s: TrainBenchmark, precision: str) -> None:
     start = time.perf_counter()
     chain(a).numpy()
     rates.append(2.0 * m * k * n * reps / (time.perf_counter() - start) / 1e9)
-  turns.serve(lambda _: None, {"matmul_gflops": max(rates), "shape": [m, k, n]})
+  info = {"matmul_gflops": max(rates), "shape": [m, k, n]}
+  info["block_matmul_gflops"] = _block_gflops(block_products(s, config), dtype)
+  turns.serve(lambda _: None, info)
 
 
 def serve_worker(s: TrainBenchmark, name: str) -> None:

@@ -21,7 +21,10 @@ of the precision side by side, taking turns step by step for `--rounds`
 rounds (`official.benchmark.turns`): the speed ratio is the median of the
 per-round ratios. In the same run it measures the precision's matrix-multiply
 rate at the model's largest product ([B*T, H] x [H, intermediate]), the
-ceiling for the achieved GFLOP/s. The measuring is `albert.benchmarks.training`.
+ceiling for the achieved GFLOP/s, and for the mix of products an encoder block
+runs forward and backward (x W, dy W^T and x^T dy of its six dense layers),
+the ceiling a step made only of those products would reach. The measuring is
+`albert.benchmarks.training`.
 
 --task=classification measures fine-tuning instead: ours is MNLI's `GlueTask`
 (3 classes, the pooled output, dropout 0.1, one dense layer) trained with AdamW,
