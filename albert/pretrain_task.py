@@ -17,6 +17,7 @@ from albert.pretraining_data.data_config import OUTPUT_FORMATS
 from official.errors import DamagedFileError
 from official.errors import InputError
 from official.core.task import Task
+from official.modeling import fusion
 
 SENTENCE_TASKS = ("sop", "nsp", "none")
 # The formats create_pretraining_data writes.
@@ -301,10 +302,16 @@ class PretrainTask(Task):
     }
 
   def _per_example_losses(self, outputs, batch):
-    """Masked-LM NLL [B, P] and sentence-order cross-entropy [B]."""
-    mlm_nll = tf_keras.losses.sparse_categorical_crossentropy(
-        batch["masked_lm_ids"], outputs["mlm_logits"], from_logits=True
-    )
+    """Masked-LM NLL [B, P] and sentence-order cross-entropy [B]; the
+    former in two fusions while the trainer's fused kernels are on."""
+    if fusion.enabled():
+      mlm_nll = fusion.sparse_cross_entropy(
+          batch["masked_lm_ids"], outputs["mlm_logits"]
+      )
+    else:
+      mlm_nll = tf_keras.losses.sparse_categorical_crossentropy(
+          batch["masked_lm_ids"], outputs["mlm_logits"], from_logits=True
+      )
     sop_ce = tf_keras.losses.sparse_categorical_crossentropy(
         batch["sentence_order_label"],
         outputs["sentence_order_logits"],

@@ -231,3 +231,30 @@ def test_under_xla_the_recomputations_stay():
 
   assert hlo(attention, q).count(" exponential(") == 2
   assert hlo(fusion.feed_forward_gelu, x, *weights).count(" tanh(") == 2
+
+
+def test_sparse_cross_entropy_against_numpy():
+  rng = np.random.default_rng(3)
+  logits = rng.normal(scale=4.0, size=(2, 3, 11))
+  labels = rng.integers(0, 11, size=(2, 3))
+  dnll = rng.normal(size=(2, 3))
+  logits_t = tf.constant(logits, tf.float32)
+  with tf.GradientTape() as tape:
+    tape.watch(logits_t)
+    nll = fusion.sparse_cross_entropy(tf.constant(labels), logits_t)
+  dlogits = tape.gradient(
+      nll, logits_t, output_gradients=tf.constant(dnll, tf.float32)
+  )
+  shifted = logits - logits.max(-1, keepdims=True)
+  log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+  onehot = np.eye(11)[labels]
+  assert nll.dtype == dlogits.dtype == tf.float32
+  np.testing.assert_allclose(
+      nll, -(log_probs * onehot).sum(-1), rtol=1e-5, atol=1e-5
+  )
+  np.testing.assert_allclose(
+      dlogits,
+      (np.exp(log_probs) - onehot) * dnll[..., None],
+      rtol=1e-5,
+      atol=1e-6,
+  )
