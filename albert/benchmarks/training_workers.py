@@ -238,11 +238,8 @@ def block_products(s: TrainBenchmark, config: AlbertConfig):
   dense layer k -> n (query, key, value and output H -> H, the FFN's
   H -> intermediate -> H) x W [m, k] x [k, n], its input's gradient
   dy W^T and its kernel's gradient x^T dy, at m = batch x sequence rows."""
-  m, h, f = (
-      s.batch_size * s.seq_length,
-      config.hidden_size,
-      (config.intermediate_size),
-  )
+  m = s.batch_size * s.seq_length
+  h, f = config.hidden_size, config.intermediate_size
   products = []
   for k, n in [(h, h)] * 4 + [(h, f), (f, h)]:
     products += [
