@@ -250,6 +250,18 @@ def block_products(s: TrainBenchmark, config: AlbertConfig):
   return products
 
 
+def _best_gflops(run, flop: float) -> float:
+  """GFLOP/s of `run()` (a call that does `flop` of work and waits for it):
+  one warm-up call, then the fastest of three."""
+  run()
+  seconds = []
+  for _ in range(3):
+    start = time.perf_counter()
+    run()
+    seconds.append(time.perf_counter() - start)
+  return flop / min(seconds) / 1e9
+
+
 def _block_gflops(products, dtype) -> float:
   """TensorFlow's rate for `products` (block_products' tuples), each once
   in one function as a step runs them, best of three calls."""
@@ -267,14 +279,10 @@ def _block_gflops(products, dtype) -> float:
       total += tf.cast(product[0, 0], tf.float32)
     return total
 
-  block().numpy()
-  seconds = []
-  for _ in range(3):
-    start = time.perf_counter()
-    block().numpy()
-    seconds.append(time.perf_counter() - start)
-  flop = 2.0 * sum(m * k * n for m, k, n, _, _ in products)
-  return flop / min(seconds) / 1e9
+  return _best_gflops(
+      lambda: block().numpy(),
+      2.0 * sum(m * k * n for m, k, n, _, _ in products),
+  )
 
 
 def serve_matmul(s: TrainBenchmark, precision: str) -> None:
@@ -304,14 +312,13 @@ def serve_matmul(s: TrainBenchmark, precision: str) -> None:
       x = x + tf.cast(1e-3, dtype)
     return total
 
-  chain(a).numpy()
-  rates = []
-  for _ in range(3):
-    start = time.perf_counter()
-    chain(a).numpy()
-    rates.append(2.0 * m * k * n * reps / (time.perf_counter() - start) / 1e9)
-  info = {"matmul_gflops": max(rates), "shape": [m, k, n]}
-  info["block_matmul_gflops"] = _block_gflops(block_products(s, config), dtype)
+  info = {
+      "matmul_gflops": _best_gflops(
+          lambda: chain(a).numpy(), 2.0 * m * k * n * reps
+      ),
+      "shape": [m, k, n],
+      "block_matmul_gflops": _block_gflops(block_products(s, config), dtype),
+  }
   turns.serve(lambda _: None, info)
 
 
