@@ -261,7 +261,10 @@ def add_layer_norm(x, residual, gamma, beta, epsilon: float):
 
     def gradient(dy):
       grads = _add_layer_norm_backward(x, residual, gamma, epsilon, dy)
-      return grads if len(grads) == 4 else (grads[0], *grads)
+      if residual.dtype == x.dtype:  # one d z for both
+        dz, dgamma, dbeta = grads
+        return dz, dz, dgamma, dbeta
+      return grads
 
     return y, gradient
 
