@@ -22,7 +22,6 @@ from (the steps it trains again) and keeps the best: its weights are whole
 and a deterministic rerun evaluates those steps to the same figures.
 """
 
-import glob
 import json
 import math
 import os
@@ -33,6 +32,7 @@ import tensorflow as tf
 
 from official.core import checkpoints
 from official.io import atomic_write
+from official.io import files
 
 HISTORY_FILE = "eval_history.jsonl"
 BEST_DIR = "best"
@@ -44,10 +44,9 @@ def read_best(model_dir: str) -> Optional[Dict[str, Any]]:
   """MODEL_DIR/best/best.json with `prefix` (the weights' checkpoint) added;
   None when the run kept no best."""
   path = os.path.join(model_dir, BEST_DIR, BEST_FILE)
-  if not os.path.exists(path):
+  if not files.exists(path):
     return None
-  with open(path, encoding="utf-8") as f:
-    best = json.load(f)
+  best = json.loads(files.read_text(path))
   best["prefix"] = _prefix(model_dir, best["step"])
   return best
 
@@ -78,15 +77,14 @@ def read_history(model_dir: str) -> List[Dict[str, float]]:
   """The evaluations of MODEL_DIR/eval_history.jsonl, in order; a last line
   cut short by a kill is ignored."""
   path = os.path.join(model_dir, HISTORY_FILE)
-  if not os.path.exists(path):
+  if not files.exists(path):
     return []
   entries = []
-  with open(path, encoding="utf-8") as f:
-    for line in f:
-      try:
-        entries.append(json.loads(line))
-      except json.JSONDecodeError:
-        logging.warning("%s: ignoring an incomplete line", path)
+  for line in files.read_text(path).splitlines(keepends=True):
+    try:
+      entries.append(json.loads(line))
+    except json.JSONDecodeError:
+      logging.warning("%s: ignoring an incomplete line", path)
   return entries
 
 
@@ -202,12 +200,11 @@ class BestCheckpoint:
     entry = {"step": step, **results}
     self.history.append(entry)
     if self.write:
-      with open(
-          os.path.join(self.model_dir, HISTORY_FILE), "a", encoding="utf-8"
-      ) as f:
-        f.write(_line(entry))
-        f.flush()
-        os.fsync(f.fileno())
+      # Rewritten whole, atomically: object stores cannot append.
+      atomic_write.write_atomic(
+          os.path.join(self.model_dir, HISTORY_FILE),
+          "".join(_line(e) for e in self.history),
+      )
     logging.info(
         "step %d: %s %.4f; best %.4f at step %d%s",
         step,
@@ -252,7 +249,7 @@ class BestCheckpoint:
     # chief's copy is where readers look, the others go to `write_dir`, a
     # scratch directory (as the trainer's checkpoints do).
     directory = os.path.join(self.write_dir or self.model_dir, BEST_DIR)
-    os.makedirs(directory, exist_ok=True)
+    files.makedirs(directory)
     # Weights only: eval, predict and export need nothing else, and they are
     # a third of a checkpoint with AdamW's two slots.
     tf.train.Checkpoint(model=model).write(
@@ -268,9 +265,9 @@ class BestCheckpoint:
           f'model_checkpoint_path: "ckpt-{step}"\n'
           f'all_model_checkpoint_paths: "ckpt-{step}"\n',
       )
-    for path in glob.glob(os.path.join(directory, "ckpt-*")):
+    for path in files.glob(os.path.join(files.escape(directory), "ckpt-*")):
       if not os.path.basename(path).startswith(f"ckpt-{step}."):
-        os.remove(path)
+        files.remove(path)
 
 
 def _prefix(model_dir: str, step: int) -> str:

@@ -27,6 +27,7 @@ from official.core import checkpoint_damage
 from official.errors import DamagedFileError
 from official.errors import first_line
 from official.io import atomic_write
+from official.io import files
 
 STATE_FILE = "checkpoint"
 _STEP = re.compile(r"-(\d+)$")
@@ -51,10 +52,10 @@ class StateFirstCheckpointManager(tf.train.CheckpointManager):
       return
     self._record_state()
     for prefix in doomed:
-      for path in tf.io.gfile.glob(prefix + ".index") + tf.io.gfile.glob(
-          prefix + ".data-?????-of-?????"
+      for path in files.glob(files.escape(prefix) + ".index") + files.glob(
+          files.escape(prefix) + ".data-?????-of-?????"
       ):
-        tf.io.gfile.remove(path)
+        files.remove(path)
 
 
 def resolve(path: str) -> str:
@@ -64,7 +65,7 @@ def resolve(path: str) -> str:
   Raises:
     ValueError: a directory without checkpoints, or no checkpoint at `path`.
   """
-  if os.path.isdir(path):
+  if files.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if not latest:
       raise ValueError(
@@ -74,7 +75,7 @@ def resolve(path: str) -> str:
     return latest
   if path.endswith(".index"):
     path = path[: -len(".index")]
-  if not tf.io.gfile.exists(path + ".index"):
+  if not files.exists(path + ".index"):
     raise ValueError(
         f"checkpoint {path} not found ({path}.index does not exist)"
     )
@@ -91,7 +92,7 @@ def newest_first(model_dir: str) -> List[str]:
   """The checkpoints the state file lists, newest first (a damaged state
   file: the ckpt-N files in the directory, by N)."""
   state_file = os.path.join(model_dir, STATE_FILE)
-  if not tf.io.gfile.exists(state_file):
+  if not files.exists(state_file):
     return []
   # None for a state file that does not parse (TensorFlow logs why).
   state = tf.train.get_checkpoint_state(model_dir)
@@ -109,7 +110,7 @@ def newest_first(model_dir: str) -> List[str]:
     ]
     return paths[::-1]
   found = []
-  for index in tf.io.gfile.glob(os.path.join(model_dir, "*.index")):
+  for index in files.glob(os.path.join(files.escape(model_dir), "*.index")):
     prefix = index[: -len(".index")]
     if _STEP.search(prefix):
       found.append((step_of(prefix), prefix))
@@ -182,13 +183,6 @@ def restore_newest(
   return None
 
 
-def _remove(path: str) -> None:
-  if tf.io.gfile.isdir(path):
-    tf.io.gfile.rmtree(path)
-  else:
-    tf.io.gfile.remove(path)
-
-
 def save(
     manager: tf.train.CheckpointManager, write_dir: str, step: int
 ) -> None:
@@ -198,12 +192,15 @@ def save(
     manager.save(checkpoint_number=step)
   except BaseException:
     prefix = os.path.join(write_dir, f"ckpt-{step}")
+    pattern = files.escape(prefix)
     for leftover in (
-        tf.io.gfile.glob(prefix + ".*")
-        + tf.io.gfile.glob(prefix + "_temp*")
-        + tf.io.gfile.glob(os.path.join(write_dir, f"{STATE_FILE}.tmp*"))
+        files.glob(pattern + ".*")
+        + files.glob(pattern + "_temp*")
+        + files.glob(
+            os.path.join(files.escape(write_dir), f"{STATE_FILE}.tmp*")
+        )
     ):
-      _remove(leftover)
+      files.remove_any(leftover)
     raise
 
 
@@ -213,6 +210,6 @@ def remove_leftovers(model_dir: str) -> None:
   and the temporaries of the config files (`atomic_write`)."""
   atomic_write.remove_stale_temporaries_in(model_dir)
   for pattern in ("ckpt-*_temp*", f"{STATE_FILE}.tmp*"):
-    for leftover in tf.io.gfile.glob(os.path.join(model_dir, pattern)):
+    for leftover in files.glob(os.path.join(files.escape(model_dir), pattern)):
       logging.info("Removing %s, left by an interrupted save", leftover)
-      _remove(leftover)
+      files.remove_any(leftover)

@@ -11,7 +11,10 @@ import json
 import os
 from typing import Any, Dict, List, Optional
 
+import tensorflow as tf
+
 from official.io import atomic_write
+from official.io import files
 
 FILE_NAME = "model_config.json"
 
@@ -37,12 +40,11 @@ def read(model_dir: str) -> Optional[Dict[str, Any]]:
     ValueError: the file is unreadable or does not hold a JSON object.
   """
   file_path = path(model_dir)
-  try:
-    with open(file_path, encoding="utf-8") as f:
-      fields = json.load(f)
-  except FileNotFoundError:
+  if not files.exists(file_path):
     return None
-  except (OSError, json.JSONDecodeError) as e:
+  try:
+    fields = json.loads(files.read_text(file_path))
+  except (OSError, tf.errors.OpError, json.JSONDecodeError) as e:
     raise ValueError(f"cannot read {file_path}: {e}") from e
   if not isinstance(fields, dict):
     raise ValueError(f"{file_path} must hold a JSON object of config fields")
@@ -75,7 +77,7 @@ def check(model_dir: str, wanted: Dict[str, Any]) -> bool:
     ValueError: the directory's file differs from `wanted` (one line naming
       each differing field).
   """
-  saved = read(model_dir) if os.path.isdir(model_dir) else None
+  saved = read(model_dir) if files.isdir(model_dir) else None
   if saved is None:
     return True
   changed = differences(saved, wanted)

@@ -8,11 +8,23 @@ micro-batches' shares of the global loss (see `official.core.task`). The
 summed gradient is then clipped and applied (`clipped_update`), so the update
 equals the single-device update on the whole global batch.
 
-`Trainer._run` is the only place that calls `strategy.run`.
+A compiled loop runs `steps_per_loop` steps without reading any step's
+result on the host, so an accelerator is never idle waiting on Python: each
+replica adds its loss share, and counts non-finite ones, in variables on
+its device (`LoopTotals`), which the host reads once when the loop ends. A
+non-finite loss then stops the run; the checkpoint from before the loop
+stays. Preemption is checked between loops (`official.core.preemption`).
+
+`TrainerConfig.jit_compile` compiles the whole replica step with XLA (the
+forward and backward passes of every micro-batch, the gradient sum, the
+clipping, the optimizer update and the metrics) where the strategy has one
+replica; with several replicas, each micro-batch's forward and backward
+pass (the gradient all-reduce stays outside XLA). Under `TPUStrategy` the
+whole step is compiled in any case.
 """
 
 import os
-import shutil
+import time
 from typing import Dict, Optional
 
 from absl import logging
@@ -41,6 +53,79 @@ from official.training.clipped_update import clipped_update
 
 class NonFiniteLossError(FloatingPointError):
   """The training loss became NaN or infinite."""
+
+
+class LoopTotals:
+  """What a compiled training loop keeps on the devices, per replica: the
+  sum of the loss shares of its steps, how many were not finite, and the
+  step of the first that was not. The host reads them once, when the loop
+  has ended (`read`).
+
+  Args:
+    strategy: the variables are made in its scope (sync-on-read: each
+      replica adds to its own copy; reading sums them).
+  """
+
+  def __init__(self, strategy: tf.distribute.Strategy):
+    self._strategy = strategy
+    with strategy.scope():
+      self.loss = self._variable("loop_loss")
+      self.nonfinite = self._variable("loop_nonfinite_steps")
+      self.first_nonfinite = self._variable("loop_first_nonfinite_step")
+
+  @staticmethod
+  def _variable(name: str) -> tf.Variable:
+    return tf.Variable(
+        0.0,
+        name=name,
+        trainable=False,
+        synchronization=tf.VariableSynchronization.ON_READ,
+        aggregation=tf.VariableAggregation.SUM,
+    )
+
+  def reset(self) -> None:
+    """In a replica context, before a loop's first step."""
+    self.loss.assign(0.0)
+    self.nonfinite.assign(0.0)
+    self.first_nonfinite.assign(float("inf"))
+
+  def add(self, loss: tf.Tensor, step: tf.Tensor) -> None:
+    """In a replica context, after a step: its loss share and its number."""
+    loss = tf.cast(loss, tf.float32)
+    bad = tf.logical_not(tf.math.is_finite(loss))
+    self.loss.assign_add(tf.where(bad, 0.0, loss))
+    self.nonfinite.assign_add(tf.cast(bad, tf.float32))
+    first = self.first_nonfinite.read_value()
+    step = tf.cast(step, tf.float32)
+    self.first_nonfinite.assign(tf.where(bad, tf.minimum(first, step), first))
+
+  def read(self):
+    """On the host after a loop: (the sum of the loss shares over replicas
+    and steps, whether every one was finite, the first non-finite step this
+    process saw or None)."""
+    loss = float(self.loss.read_value())
+    finite = float(self.nonfinite.read_value()) == 0
+    first = None
+    if not finite:
+      local = [
+          float(v.numpy())
+          for v in self._strategy.experimental_local_results(
+              self.first_nonfinite
+          )
+      ]
+      first = int(min(local)) if min(local) != float("inf") else None
+    return loss, finite, first
+
+
+def _split_batch(value: tf.Tensor, accumulation: int, size: int):
+  """[accumulation x size, ...] -> [accumulation, size, ...] (static where
+  the batch's shape is)."""
+  rest = value.shape[1:]
+  if rest.is_fully_defined():
+    return tf.reshape(value, [accumulation, size] + rest.as_list())
+  return tf.reshape(
+      value, tf.concat([[accumulation, size], tf.shape(value)[1:]], 0)
+  )
 
 
 class Trainer:
@@ -81,7 +166,7 @@ class Trainer:
     # Checks only: nothing is written before the first checkpoint (`_save`).
     self._needs_model_config = False
     # A new model_dir that the run fails to fill is removed again.
-    self._new_dir = self.is_chief and not os.path.exists(model_dir)
+    self._new_dir = self.is_chief and not files.exists(model_dir)
     if self.best is not None:
       self.best.write, self.best.write_dir = self.is_chief, self._write_dir
     if self.is_chief:
@@ -115,10 +200,30 @@ class Trainer:
         max_to_keep=config.max_checkpoints if self.is_chief else 1,
         step_counter=self.optimizer.iterations,
     )
-    self._grad_fn = tf.function(
-        self._micro_batch_gradients, jit_compile=config.jit_compile
+    # XLA: the whole replica step where one replica runs it (TPUs compile
+    # it anyway); else each micro-batch's forward and backward pass.
+    self.whole_step_xla = (
+        config.jit_compile
+        and strategy.num_replicas_in_sync == 1
+        and not isinstance(strategy, tf.distribute.TPUStrategy)
     )
-    self._signals = preemption.SignalWatch(config.preemption_grace_seconds)
+    self._grad_fn = tf.function(
+        self._micro_batch_gradients,
+        jit_compile=config.jit_compile and not self.whole_step_xla,
+    )
+    self.train_step = self._replica_train_step
+    self.eval_step = self._replica_eval_step
+    if self.whole_step_xla:
+      self.train_step = tf.function(self._replica_train_step, jit_compile=True)
+      self.eval_step = tf.function(self._replica_eval_step, jit_compile=True)
+    self._totals = LoopTotals(strategy)
+    self._signals = preemption.SignalWatch(
+        config.preemption_grace_seconds, time_left=self._time_left
+    )
+    self._loop_timing = None  # (start, steps) of the loop in flight
+    self._step_seconds = None  # of the last loop
+    self._longest_save = 0.0
+    self._first_nonfinite = None  # of the last loop, on this worker
     self._train_loop = tf.function(self._train_loop_fn)
     self._eval_loop = tf.function(self._eval_loop_fn)
     self._summaries = Summaries(model_dir, enabled=self.is_chief)
@@ -137,8 +242,7 @@ class Trainer:
   # --- Inside strategy.run -------------------------------------------------
 
   def _run(self, fn, args):
-    """The only call of `strategy.run`."""
-    return self.strategy.run(fn, args=args)
+    return strategy_lib.run(self.strategy, fn, args)
 
   def _micro_batch_gradients(self, batch, totals):
     variables, c = self.model.trainable_variables, self.config
@@ -162,25 +266,37 @@ class Trainer:
     return losses, grads, outputs
 
   def _replica_train_step(self, batch):
+    """One optimizer step on this replica's `batch` (micro-batch x
+    accumulation examples); its loss share goes to the loop's totals."""
     context = tf.distribute.get_replica_context()
     totals = context.all_reduce(
         tf.distribute.ReduceOp.SUM, self.task.loss_totals(batch)
     )
     accumulation = self.config.gradient_accumulation_steps
-    size = self.micro_batch_size
     variables = self.model.trainable_variables
-    grads = [tf.zeros_like(v) for v in variables]
-    loss = tf.constant(0.0)
-    for i in tf.range(accumulation):
-      micro = {k: v[i * size : (i + 1) * size] for k, v in batch.items()}
-      losses, micro_grads, outputs = self._grad_fn(micro, totals)
-      self.task.update_metrics(self.train_metrics, outputs, micro, losses)
-      grads = [a + g for a, g in zip(grads, micro_grads)]
-      loss += losses["loss"]
+    if accumulation == 1:
+      losses, grads, outputs = self._grad_fn(batch, totals)
+      self.task.update_metrics(self.train_metrics, outputs, batch, losses)
+      loss = losses["loss"]
+    else:
+      # [A x M, ...] -> [A, M, ...]: micro-batch i is a slice of static
+      # shape, as XLA needs it.
+      micro_batches = {
+          k: _split_batch(v, accumulation, self.micro_batch_size)
+          for k, v in batch.items()
+      }
+      grads = [tf.zeros_like(v) for v in variables]
+      loss = tf.constant(0.0)
+      for i in tf.range(accumulation):
+        micro = {k: v[i] for k, v in micro_batches.items()}
+        losses, micro_grads, outputs = self._grad_fn(micro, totals)
+        self.task.update_metrics(self.train_metrics, outputs, micro, losses)
+        grads = [a + g for a, g in zip(grads, micro_grads)]
+        loss += losses["loss"]
     if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
       grads = self.optimizer.get_unscaled_gradients(grads)
     clipped_update(self.optimizer, grads, variables, self.config.clip_norm)
-    return loss
+    self._totals.add(loss, self.optimizer.iterations)
 
   def _replica_eval_step(self, batch):
     outputs = self.model(batch, training=False)
@@ -189,22 +305,11 @@ class Trainer:
   # --- Compiled loops (cross-replica context) -----------------------------
 
   def _train_loop_fn(self, iterator, num_steps):
-    loss_sum = tf.constant(0.0)
-    done = tf.constant(0)
-    finite = tf.constant(True)
+    """`num_steps` steps; nothing a step computes decides whether or when
+    the next one runs, so the host can queue them all at once."""
+    self._run(self._totals.reset, ())
     for _ in tf.range(num_steps):
-      per_replica = self._run(self._replica_train_step, (next(iterator),))
-      loss = self.strategy.reduce(
-          tf.distribute.ReduceOp.SUM, per_replica, axis=None
-      )
-      done += 1
-      if not tf.math.is_finite(loss):
-        finite = tf.constant(False)
-        break
-      loss_sum += loss
-      if self._signals.stop_flag(self.strategy, self._run):
-        break  # preempted: after the step in flight
-    return loss_sum / tf.cast(tf.maximum(done, 1), tf.float32), done, finite
+      self._run(self.train_step, (next(iterator),))
 
   def _eval_loop_fn(self, iterator, num_steps):
     done = tf.constant(0)
@@ -212,7 +317,7 @@ class Trainer:
       batch = iterator.get_next_as_optional()
       if not batch.has_value():
         break
-      self._run(self._replica_eval_step, (batch.get_value(),))
+      self._run(self.eval_step, (batch.get_value(),))
       done += 1
     return done
 
@@ -235,14 +340,32 @@ class Trainer:
     return iter(self._dataset(training=True, start_step=start_step))
 
   def run_steps(self, iterator, num_steps: int):
-    """Runs up to `num_steps` training steps in one compiled loop.
+    """Runs `num_steps` training steps in one compiled loop.
 
     Returns:
-      (mean loss of the steps run, whether every loss was finite); the loop
-      stops at the first non-finite loss.
+      (mean loss of the finite steps, whether every loss was finite). The
+      loop does not stop at a non-finite loss (that would make every step
+      wait for the last): its later steps train on non-finite weights, which
+      the caller must not save.
     """
-    loss, _, finite = self._train_loop(iterator, tf.constant(num_steps))
-    return float(loss), bool(finite)
+    self._loop_timing = (time.monotonic(), num_steps)
+    self._train_loop(iterator, tf.constant(num_steps))
+    loss_sum, finite, self._first_nonfinite = self._totals.read()
+    start, _ = self._loop_timing
+    self._step_seconds = (time.monotonic() - start) / num_steps
+    self._loop_timing = None
+    return loss_sum / num_steps, finite
+
+  def _time_left(self) -> Optional[float]:
+    """Seconds the loop in flight and a save should still take, from the
+    last loop's step time and the longest save so far; None outside a loop
+    or before one has ended (the preemption grace period, `preemption`)."""
+    timing, step_seconds = self._loop_timing, self._step_seconds
+    if timing is None or step_seconds is None:
+      return None
+    start, steps = timing
+    end = start + steps * step_seconds
+    return max(0.0, end - time.monotonic()) + self._longest_save
 
   def train(
       self, config_files: Optional[Dict[str, str]] = None
@@ -270,11 +393,11 @@ class Trainer:
       except BaseException:
         if self._new_dir and not self.latest_checkpoint():
           # Nothing to resume from: leave no trace of the failed run.
-          shutil.rmtree(self.model_dir, ignore_errors=True)
+          files.rmtree(self.model_dir)
         raise
       finally:  # a worker's copies (saving is collective) are not read
-        if not self.is_chief and tf.io.gfile.exists(self._write_dir):
-          tf.io.gfile.rmtree(self._write_dir)
+        if not self.is_chief:
+          files.rmtree(self._write_dir)
 
   def _train(self, config_files: Optional[Dict[str, str]]) -> Dict[str, float]:
     self._config_files = dict(config_files or {})
@@ -297,16 +420,22 @@ class Trainer:
     results: Dict[str, float] = {}
     while step < c.train_steps and not stop:
       loss, finite = self.run_steps(iterator, c.next_stop(step) - step)
-      step = self.global_step
       if not finite:
+        where = (
+            f"at step {self._first_nonfinite}"
+            if self._first_nonfinite is not None
+            else f"on another worker between steps {step + 1} and "
+            f"{self.global_step}"
+        )
         raise NonFiniteLossError(
-            f"non-finite loss at step {step}: training stopped; last good "
+            f"non-finite loss {where}: training stopped; last good "
             f"checkpoint kept: {self.latest_checkpoint()}"
         )
+      step = self.global_step
       progress.update(step)
       results = self._log_train(step, loss, progress)
-      if self._signals.stopped():  # preempted: save this step and stop
-        self._save(step)
+      if self._signals.stop_requested(self.strategy, self._run):
+        self._save(step)  # preempted: save this step and stop
         raise Preempted(
             self._signals.stop_message(step, self.latest_checkpoint())
         )
@@ -390,12 +519,14 @@ class Trainer:
   def _save(self, step: int) -> None:
     """Saves ckpt-`step` (nothing of it left on failure); `_commit`s. A new
     directory gets model_config.json first: no checkpoint is without it."""
+    started = time.monotonic()
     if self._needs_model_config and self.is_chief:
-      os.makedirs(self.model_dir, exist_ok=True)
+      files.makedirs(self.model_dir)
       model_config_file.write(self.model_dir, self.task.model_config_dict())
       self._needs_model_config = False
     checkpoints.save(self.checkpoint_manager, self._write_dir, step)
     self._commit()
+    self._longest_save = max(self._longest_save, time.monotonic() - started)
 
   def _commit(self) -> None:
     """After the run's first checkpoint (once; the chief only): the
@@ -404,7 +535,7 @@ class Trainer:
     committed, self._committed = self._committed, True
     if committed or not self.is_chief:
       return
-    os.makedirs(self.model_dir, exist_ok=True)
+    files.makedirs(self.model_dir)
     contents = {
         os.path.join(self.model_dir, name): text
         for name, text in self._config_files.items()

@@ -1,6 +1,7 @@
 """`TrainerConfig`: how long and how a `Trainer` trains and evaluates."""
 
 import dataclasses
+from typing import Optional
 
 import gin
 
@@ -12,7 +13,9 @@ POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 class TrainerConfig:
   """Attributes:
   train_steps: total optimizer steps.
-  steps_per_loop: steps per compiled loop; one progress line per loop.
+  steps_per_loop: steps per compiled loop: one progress line per loop, and
+    what a preemption may cost (`official.core.preemption`); no step in a
+    loop waits on the host.
   checkpoint_interval: steps between checkpoints.
   max_checkpoints: checkpoints kept.
   eval_interval: steps between evaluations (0: only at the end).
@@ -24,7 +27,10 @@ class TrainerConfig:
   clip_norm: global gradient-norm clip (<= 0: off).
   mixed_precision_policy: `float32`, `mixed_float16` (with dynamic loss
     scaling) or `mixed_bfloat16`.
-  jit_compile: compile the forward/backward pass with XLA.
+  jit_compile: compile with XLA: the whole replica step (forward and
+    backward passes, gradient sum, clipping, optimizer update, metrics)
+    with one replica; each micro-batch's forward and backward pass with
+    several (`official.core.trainer`).
   recompute: recompute each block's activations in the backward pass
     (`official.modeling.recompute`): less activation memory for a second
     forward pass; needs the model's dropout at 0; with and without XLA
@@ -36,9 +42,11 @@ class TrainerConfig:
     a third less peak memory (docs/performance.md).
   seed: seeds weight initialisation.
   deterministic: enable TensorFlow op determinism (bit-exact reruns).
-  preemption_grace_seconds: on SIGTERM or SIGINT the run finishes the step
+  preemption_grace_seconds: on SIGTERM or SIGINT the run finishes the loop
     in flight, saves a checkpoint and stops (`official.core.preemption`);
-    if that takes longer than this, it exits without them (0: no limit).
+    if that takes longer than this, it exits without them. None (default):
+    twice what the loop and a save should still take, plus a minute; 0: no
+    limit.
   """
 
   train_steps: int = 125000
@@ -56,7 +64,7 @@ class TrainerConfig:
   fused_kernels: bool = True
   seed: int = 12345
   deterministic: bool = False
-  preemption_grace_seconds: float = 30.0
+  preemption_grace_seconds: Optional[float] = None
 
   def micro_batch_size(self, global_batch_size: int, replicas: int) -> int:
     """Examples per replica per micro-batch; ValueError if they do not
@@ -100,10 +108,11 @@ class TrainerConfig:
       value = getattr(self, name)
       if not isinstance(value, int) or value < 0:
         raise ValueError(f"TrainerConfig.{name}={value!r} must be >= 0")
-    if self.preemption_grace_seconds < 0:
+    grace = self.preemption_grace_seconds
+    if grace is not None and (not isinstance(grace, (int, float)) or grace < 0):
       raise ValueError(
-          "TrainerConfig.preemption_grace_seconds="
-          f"{self.preemption_grace_seconds!r} must be >= 0"
+          f"TrainerConfig.preemption_grace_seconds={grace!r} must be >= 0 "
+          "(or None: sized from the run)"
       )
     if self.mixed_precision_policy not in POLICIES:
       raise ValueError(

@@ -1,8 +1,10 @@
-"""`make_strategy`: the only place where a `tf.distribute.Strategy` is built.
+"""`make_strategy`: the only place where a `tf.distribute.Strategy` is built;
+`run`: the only call of `strategy.run`.
 
 Layers and tasks never build strategies; entry points call `make_strategy` with
 the value of their `--strategy` / `--tpu` flags and run everything else inside
-`strategy.scope()`.
+`strategy.scope()`. The trainer's steps and the replicated prediction
+(`official.core.replicated`) call `run`.
 """
 
 import os
@@ -109,6 +111,11 @@ def _check_reachable(address: str, timeout_s: float) -> None:
         f"cannot reach TPU at {address!r} ({e.strerror or e}); check --tpu and "
         "that the TPU is up and reachable"
     ) from e
+
+
+def run(strategy: tf.distribute.Strategy, fn, args=()):
+  """`strategy.run(fn, args)`: the package's only call of it."""
+  return strategy.run(fn, args=args)
 
 
 def chief_and_write_dir(strategy, model_dir: str):

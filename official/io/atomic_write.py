@@ -1,15 +1,24 @@
-"""Files and directories that appear complete or not at all."""
+"""Files and directories that appear complete or not at all, on any file
+system (`official.io.files`).
+
+Where a rename replaces a file atomically (local disks, `ram://`, HDFS) a
+file is written under a temporary name beside it, `PATH.tmp-PID`, and
+renamed when complete: a crash leaves the old file or the new one, never a
+half-written one. Object stores (`gs://`, `s3://`) have no rename, but an
+object appears only once its upload completes: there the file is written
+under its own name and its size checked after. A directory is made under a
+temporary name and moved into place when complete (`files.rename_tree`).
+"""
 
 import contextlib
-import glob
 import os
-import shutil
 import time
 from typing import Dict, Iterator, List, Union
 
 from absl import logging
 
 from official.errors import InputError
+from official.io import files
 
 
 def write_atomic(path: str, data: Union[str, bytes]) -> None:
@@ -27,26 +36,37 @@ def write_atomic_files(contents: Dict[str, Union[str, bytes]]) -> None:
   a temporary name first, and only then are they renamed.
 
   A failed write (a full disk) removes the temporaries and leaves the old
-  files (or none), never some new files beside some old ones.
+  files (or none), never some new files beside some old ones. On an object
+  store the files are written in order under their own names, each
+  checked for its size.
   """
   written = []
   try:
     for path, data in contents.items():
+      if not files.renames_atomically(path):
+        continue
       remove_stale_temporaries(path)
       tmp = _temporary(path)
       written.append((tmp, path))
-      binary = isinstance(data, bytes)
-      with open(tmp, "wb" if binary else "w", **_text(binary)) as f:
-        with _naming(path):
-          f.write(data)
-          _sync(f)
+      files.write_file(tmp, data, shown_as=path)
     for tmp, path in written:
-      os.replace(tmp, path)
+      files.rename(tmp, path)
   except BaseException:
     for tmp, _ in written:
-      with contextlib.suppress(OSError):
-        os.remove(tmp)
+      files.remove(tmp)
     raise
+  for path, data in contents.items():
+    if not files.renames_atomically(path):
+      files.write_file(path, data)
+      _check_size(path, len(data if isinstance(data, bytes) else data.encode()))
+
+
+def _check_size(path: str, expected: int) -> None:
+  actual = files.size(path)
+  if actual != expected:
+    raise OSError(
+        f"{path}: {actual} bytes after writing {expected}; write it again"
+    )
 
 
 def _temporary(path: str) -> str:
@@ -58,14 +78,17 @@ def stale_temporaries(path: str) -> List[str]:
   process killed mid-write (kill -9, a lost machine) never removes its own.
 
   A temporary of this process, or of a process still running on this
-  machine, is not stale.
+  machine, is not stale. On a remote file system, where the writer may be
+  another machine's process, every temporary but this process's is stale:
+  one run writes a model directory (`official.core.run_lock`).
   """
   stale = []
-  for tmp in glob.glob(glob.escape(path.rstrip("/")) + ".tmp-*"):
+  local = files.is_local(path)
+  for tmp in files.glob(files.escape(path.rstrip("/")) + ".tmp-*"):
     pid = tmp.rsplit(".tmp-", 1)[1]
     if not pid.isdigit():
       continue
-    if int(pid) == os.getpid() or _running(int(pid)):
+    if int(pid) == os.getpid() or (local and _running(int(pid))):
       continue
     stale.append(tmp)
   return sorted(stale)
@@ -76,11 +99,7 @@ def remove_stale_temporaries(path: str) -> None:
   trace of it."""
   for tmp in stale_temporaries(path):
     logging.info("Removing %s, left by an interrupted write", tmp)
-    if os.path.isdir(tmp):
-      shutil.rmtree(tmp, ignore_errors=True)
-    else:
-      with contextlib.suppress(FileNotFoundError):
-        os.remove(tmp)
+    files.remove_any(tmp)
 
 
 def wait_for_writers(temporaries: List[str], timeout: float = 30.0) -> None:
@@ -116,7 +135,7 @@ def remove_stale_temporaries_in(directory: str) -> None:
   those the rerun will not write again."""
   targets = {
       tmp.rsplit(".tmp-", 1)[0]
-      for tmp in glob.glob(os.path.join(glob.escape(directory), "*.tmp-*"))
+      for tmp in files.glob(os.path.join(files.escape(directory), "*.tmp-*"))
   }
   for target in sorted(targets):
     remove_stale_temporaries(target)
@@ -132,6 +151,7 @@ def _running(pid: int) -> bool:
   except PermissionError:
     return True  # another user's process
   try:
+    # local-only: the process table.
     with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
       return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
   except (OSError, IndexError):
@@ -140,70 +160,54 @@ def _running(pid: int) -> bool:
 
 def chmod_as_created(path: str, directory: bool = False) -> None:
   """Gives `path` the mode a plain `open` / `mkdir` would have (the umask's),
-  for files made private by `mkstemp` / `mkdtemp` or a library."""
+  for files made private by `mkstemp` / `mkdtemp` or a library. Local
+  files only."""
   umask = os.umask(0)
   os.umask(umask)
   os.chmod(path, (0o777 if directory else 0o666) & ~umask)
 
 
-def _text(binary: bool) -> dict:
-  return {} if binary else {"encoding": "utf-8"}
-
-
-def _sync(f) -> None:
-  f.flush()
-  os.fsync(f.fileno())
-
-
-@contextlib.contextmanager
-def _naming(path: str) -> Iterator[None]:
-  """An OSError of a write itself (a full disk, which Python reports without
-  a file name) names `path`, the file being made, not its temporary."""
-  try:
-    yield
-  except OSError as e:
-    if e.filename:
-      raise
-    raise OSError(e.errno, e.strerror, path) from e
-
-
 @contextlib.contextmanager
 def atomic_file(path: str, mode: str = "w", **open_kwargs) -> Iterator:
   """Yields a file open under a temporary name beside `path`, renamed to
-  `path` when the block ends; for output written piece by piece.
+  `path` when the block ends; for output written piece by piece (on an
+  object store: under its own name, which appears when the block ends).
 
   If the block raises, the temporary is removed and `path` is untouched; an
   OSError of the writes themselves (a full disk) names `path`.
   """
+  if not files.renames_atomically(path):
+    with files.open_write(path, mode, **open_kwargs) as f:
+      yield f
+    return
   remove_stale_temporaries(path)
   tmp = _temporary(path)
   try:
-    with open(tmp, mode, **open_kwargs) as f:
-      with _naming(path):
-        yield f
-        _sync(f)
-    os.replace(tmp, path)
+    with files.open_write(tmp, mode, shown_as=path, **open_kwargs) as f:
+      yield f
+    files.rename(tmp, path)
   except BaseException:
-    with contextlib.suppress(OSError):
-      os.remove(tmp)
+    files.remove(tmp)
     raise
 
 
 @contextlib.contextmanager
 def atomic_directory(path: str) -> Iterator[str]:
-  """Yields a temporary directory that becomes `path` when the block ends.
+  """Yields a temporary directory that becomes `path` when the block ends
+  (on a local disk by one rename; elsewhere its files are moved one by
+  one, then checked: `files.rename_tree`).
 
   `path` must not exist. If the block raises, the temporary directory is
   removed and `path` is left untouched.
   """
-  if os.path.exists(path):
+  if files.exists(path):
     raise ValueError(f"{path} exists: choose a new directory or remove it")
   remove_stale_temporaries(path)
   tmp = _temporary(path)
-  shutil.rmtree(tmp, ignore_errors=True)
+  files.rmtree(tmp)
   try:
-    os.makedirs(tmp)
+    files.makedirs(tmp)
     yield tmp
-    os.replace(tmp, path)
+    files.rename_tree(tmp, path)
   finally:
-    shutil.rmtree(tmp, ignore_errors=True)
+    files.rmtree(tmp)

@@ -1,27 +1,384 @@
-"""Small file helpers shared by data generation, training and fine-tuning."""
+"""Every file-system call of the package, on `tf.io.gfile`.
 
+A path may be local or on any file system TensorFlow registers (`gs://`,
+`s3://`, `hdfs://`, and `ram://`, its in-memory one that the tests use as
+a stand-in for an object store); it behaves the same: the same files, the
+same refusals, the same clean-up. Library modules do not call `open`,
+`os.path.exists`, `glob` and the like on the paths users give them (a test
+checks); they call the functions here.
+
+Local paths keep what only a local disk has: writes are flushed with
+`fsync`, and a file or a directory is renamed into place atomically. Object
+stores have no rename: there a file is written under its own name (an
+object appears only when its upload completes) and its size is checked
+after; a directory's files are moved one by one (`rename_tree`).
+
+An object store that refuses access (no credentials, no permission, no
+network) is one line naming the path and how to authenticate
+(`RemoteAccessError`).
+"""
+
+import contextlib
 import hashlib
+import io
 import os
+import posixpath
+import shutil
+from typing import Iterator, List, Optional, Union
+
+import tensorflow as tf
 
 from official.errors import InputError
+from official.errors import op_message
+
+# File systems whose rename of a file replaces the target atomically.
+_ATOMIC_RENAME = ("", "file", "ram", "hdfs", "viewfs")
+
+# How to authenticate, by scheme.
+_AUTH_ADVICE = {
+    "gs": (
+        "authenticate with `gcloud auth application-default login` or "
+        "GOOGLE_APPLICATION_CREDENTIALS=KEY.json (on a Cloud TPU or GCE VM, "
+        "give its service account access to the bucket)"
+    ),
+    "s3": (
+        "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an AWS profile) "
+        "and AWS_REGION"
+    ),
+}
+
+
+class RemoteAccessError(InputError):
+  """A remote file system refused access or could not be reached."""
+
+
+def scheme(path: str) -> str:
+  """`gs` of `gs://bucket/x`; "" for a local path."""
+  head, sep, _ = str(path).partition("://")
+  return head if sep else ""
+
+
+def is_local(path: str) -> bool:
+  """A path on this machine's disks (plain or `file://`)."""
+  return scheme(path) in ("", "file")
+
+
+def _local(path: str) -> str:
+  path = os.fspath(path)
+  return path[len("file://") :] if path.startswith("file://") else path
+
+
+def renames_atomically(path: str) -> bool:
+  """Whether renaming a file onto `path` replaces it atomically."""
+  return scheme(path) in _ATOMIC_RENAME
+
+
+@contextlib.contextmanager
+def access(path: str) -> Iterator[None]:
+  """Turns a remote file system's refusal (credentials, permission, network)
+  into one line (`RemoteAccessError`) naming `path`; other errors pass."""
+  try:
+    yield
+  except tf.errors.OpError as e:
+    if is_local(path) or scheme(path) == "ram":
+      raise
+    if isinstance(e, tf.errors.NotFoundError):
+      raise
+    if not isinstance(
+        e,
+        (
+            tf.errors.PermissionDeniedError,
+            tf.errors.UnauthenticatedError,
+            tf.errors.FailedPreconditionError,
+            tf.errors.UnavailableError,
+            tf.errors.DeadlineExceededError,
+            tf.errors.AbortedError,
+        ),
+    ):
+      raise
+    advice = _AUTH_ADVICE.get(
+        scheme(path),
+        f"check the credentials and the network for {scheme(path)}://",
+    )
+    raise RemoteAccessError(
+        f"cannot access {path}: {op_message(e)}; {advice}"
+    ) from e
+
+
+# --- Queries --------------------------------------------------------------
+
+
+def exists(path: str) -> bool:
+  with access(path):
+    return tf.io.gfile.exists(path)
+
+
+def isdir(path: str) -> bool:
+  with access(path):
+    return tf.io.gfile.isdir(path)
+
+
+def isfile(path: str) -> bool:
+  return exists(path) and not isdir(path)
+
+
+def size(path: str) -> int:
+  """The file's length in bytes."""
+  with access(path):
+    return tf.io.gfile.stat(path).length
+
+
+def listdir(path: str) -> List[str]:
+  """The names in directory `path`, sorted (no trailing slashes)."""
+  with access(path):
+    return sorted(n.rstrip("/") for n in tf.io.gfile.listdir(path))
+
+
+def glob(pattern: str) -> List[str]:
+  """The paths matching `pattern` (`*`, `?`, `[...]`), sorted."""
+  with access(pattern):
+    return sorted(tf.io.gfile.glob(pattern))
+
+
+def escape(path: str) -> str:
+  """`path` with glob's special characters matched literally."""
+  return "".join(f"[{c}]" if c in "*?[" else c for c in path)
+
+
+def walk_files(directory: str) -> List[str]:
+  """Every file under `directory`, relative to it, sorted ("/"-separated)."""
+  found = []
+  with access(directory):
+    for root, _, names in tf.io.gfile.walk(directory):
+      relative = posixpath.relpath(root.rstrip("/"), directory.rstrip("/"))
+      for name in names:
+        found.append(name if relative == "." else f"{relative}/{name}")
+  return sorted(found)
+
+
+# --- Reading --------------------------------------------------------------
+
+
+def _reading_error(path: str, what: Optional[str], error) -> InputError:
+  reason = (
+      error.strerror or str(error)
+      if isinstance(error, OSError)
+      else op_message(error)
+  )
+  return InputError(f"cannot read {what + ' ' if what else ''}{path}: {reason}")
+
+
+def read_bytes(path: str, what: Optional[str] = None) -> bytes:
+  """A file's bytes. With `what` (e.g. "SentencePiece model"), a file that
+  cannot be read is one InputError line naming it."""
+  try:
+    if is_local(path):
+      with open(_local(path), "rb") as f:
+        return f.read()
+    with access(path), tf.io.gfile.GFile(path, "rb") as f:
+      return f.read()
+  except (OSError, tf.errors.OpError) as e:
+    if what is None or isinstance(e, RemoteAccessError):
+      raise
+    raise _reading_error(path, what, e) from None
+
+
+def read_text(
+    path: str, what: Optional[str] = None, encoding: str = "utf-8"
+) -> str:
+  """A text file's contents (universal newlines, as `open` reads them)."""
+  with open_text(path, what, encoding=encoding) as f:
+    return f.read()
+
+
+def open_text(
+    path: str,
+    what: Optional[str] = None,
+    *,
+    encoding: str = "utf-8",
+    newline: Optional[str] = None,
+):
+  """A text file open for reading, as `open(path, encoding=, newline=)`
+  gives it (a remote file is read whole first)."""
+  if is_local(path):
+    try:
+      return open(_local(path), encoding=encoding, newline=newline)
+    except OSError as e:
+      if what is None:
+        raise
+      raise _reading_error(path, what, e) from None
+  data = read_bytes(path, what)
+  return io.TextIOWrapper(io.BytesIO(data), encoding=encoding, newline=newline)
 
 
 def file_sha256(path: str) -> str:
-  """Hex SHA-256 of a local file's bytes, read in 1 MB chunks."""
+  """Hex SHA-256 of a file's bytes, read in 1 MB chunks."""
   digest = hashlib.sha256()
-  with open(path, "rb") as f:
+  if is_local(path):
+    with open(_local(path), "rb") as f:
+      for chunk in iter(lambda: f.read(1 << 20), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+  with access(path), tf.io.gfile.GFile(path, "rb") as f:
     for chunk in iter(lambda: f.read(1 << 20), b""):
       digest.update(chunk)
   return digest.hexdigest()
 
 
-def read_bytes(path: str, what: str) -> bytes:
-  """A local file's bytes; one InputError line naming it if unreadable."""
+# --- Writing --------------------------------------------------------------
+
+
+def makedirs(path: str) -> None:
+  """Creates `path` and its parents (nothing if it exists)."""
+  if is_local(path):
+    os.makedirs(_local(path), exist_ok=True)
+    return
+  with access(path):
+    tf.io.gfile.makedirs(path)
+
+
+def write_file(
+    path: str, data: Union[str, bytes], shown_as: Optional[str] = None
+) -> None:
+  """Writes `data` to `path` (text as UTF-8); on a local disk flushed to it
+  (`fsync`) before returning. A failed write (a full disk) names `shown_as`
+  (default `path`). Not atomic: see `official.io.atomic_write`."""
+  binary = isinstance(data, bytes)
+  if is_local(path):
+    with open(
+        _local(path), "wb" if binary else "w", **_text_options(binary)
+    ) as f:
+      with naming(shown_as or path):
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return
+  with access(path), tf.io.gfile.GFile(path, "wb") as f:
+    f.write(data if binary else data.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def open_write(
+    path: str, mode: str = "w", shown_as: Optional[str] = None, **open_kwargs
+) -> Iterator:
+  """A file open for writing at `path` (`mode` "w" or "wb", `open`'s
+  options for text), synced to a local disk when the block ends; a failed
+  write names `shown_as` (default `path`). Not atomic: see
+  `official.io.atomic_write.atomic_file`."""
+  if is_local(path):
+    with open(_local(path), mode, **open_kwargs) as f:
+      with naming(shown_as or path):
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+    return
+  with access(path), tf.io.gfile.GFile(path, "wb") as raw:
+    if "b" in mode:
+      yield raw
+      return
+    text = io.TextIOWrapper(
+        _Unclosable(raw),
+        encoding=open_kwargs.get("encoding", "utf-8"),
+        newline=open_kwargs.get("newline"),
+    )
+    yield text
+    text.flush()
+
+
+class _Unclosable(io.RawIOBase):
+  """A GFile as a raw stream for `io.TextIOWrapper` (closed by its owner)."""
+
+  def __init__(self, gfile):
+    super().__init__()
+    self._gfile = gfile
+
+  def writable(self):
+    return True
+
+  def write(self, data):
+    self._gfile.write(bytes(data))
+    return len(data)
+
+
+def _text_options(binary: bool) -> dict:
+  return {} if binary else {"encoding": "utf-8"}
+
+
+@contextlib.contextmanager
+def naming(path: str) -> Iterator[None]:
+  """An OSError of a write itself (a full disk, which Python reports without
+  a file name) names `path`, the file being made, not its temporary."""
   try:
-    with open(path, "rb") as f:
-      return f.read()
+    yield
   except OSError as e:
-    raise InputError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    if e.filename:
+      raise
+    raise OSError(e.errno, e.strerror, path) from e
+
+
+def rename(source: str, target: str, overwrite: bool = True) -> None:
+  """Renames a file (a directory only on a local disk)."""
+  if is_local(source) and is_local(target):
+    if overwrite:
+      os.replace(_local(source), _local(target))
+    else:
+      os.rename(_local(source), _local(target))
+    return
+  with access(target):
+    tf.io.gfile.rename(source, target, overwrite=overwrite)
+
+
+def rename_tree(source: str, target: str) -> None:
+  """Moves directory `source` to `target` (which must not exist): one
+  rename on a local disk; elsewhere file by file, then the file list and
+  sizes are checked."""
+  if is_local(source) and is_local(target):
+    os.replace(_local(source), _local(target))
+    return
+  names = walk_files(source)
+  sizes = {name: size(posixpath.join(source, name)) for name in names}
+  makedirs(target)
+  for name in names:
+    destination = posixpath.join(target, name)
+    makedirs(posixpath.dirname(destination))
+    rename(posixpath.join(source, name), destination)
+  moved = {name: size(posixpath.join(target, name)) for name in names}
+  if moved != sizes:
+    raise OSError(f"{target}: moving {source} there lost or changed files")
+  rmtree(source)
+
+
+def copy(source: str, target: str, overwrite: bool = False) -> None:
+  with access(target):
+    tf.io.gfile.copy(source, target, overwrite=overwrite)
+
+
+def remove(path: str) -> None:
+  """Removes a file; nothing if it is already gone."""
+  if is_local(path):
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(_local(path))
+    return
+  with access(path), contextlib.suppress(tf.errors.NotFoundError):
+    tf.io.gfile.remove(path)
+
+
+def rmtree(path: str) -> None:
+  """Removes a directory and everything in it; nothing if it is gone."""
+  if is_local(path):
+    shutil.rmtree(_local(path), ignore_errors=True)
+    return
+  with access(path), contextlib.suppress(tf.errors.NotFoundError):
+    if tf.io.gfile.isdir(path):
+      tf.io.gfile.rmtree(path)
+
+
+def remove_any(path: str) -> None:
+  """Removes a file or a directory tree."""
+  if isdir(path):
+    rmtree(path)
+  else:
+    remove(path)
 
 
 def check_writable_dir(path: str, what: str) -> None:
@@ -29,15 +386,19 @@ def check_writable_dir(path: str, what: str) -> None:
 
   `path` may not exist yet (it is created when the first output is
   written): then its nearest existing parent must be a writable directory.
-  Nothing is created. Remote paths (`gs://...`) are not checked.
+  Nothing is created. On a remote file system the path is looked up, so
+  that missing credentials or a bucket without access are one line now
+  (`RemoteAccessError`); write permission itself shows at the first write.
 
   Raises:
     InputError: `path` (or a parent) is a file, or not writable (permissions,
-      a read-only file system).
+      a read-only file system); RemoteAccessError: see above.
   """
-  if "://" in path:
+  if not is_local(path):
+    if exists(path) and not isdir(path):
+      raise InputError(f"{what} {path} is a file, not a directory")
     return
-  existing = os.path.abspath(path)
+  existing = os.path.abspath(_local(path))
   while not os.path.exists(existing):
     existing = os.path.dirname(existing)
   if not os.path.isdir(existing):

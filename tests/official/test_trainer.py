@@ -15,9 +15,11 @@ import tf_keras
 from official.core import checkpoints
 from official.core import model_config_file
 from official.core.task import Task
+from official.core.trainer import NonFiniteLossError
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute.strategy import make_strategy
+from official.io import files
 from official.optimization.optimizer_config import OptimizerConfig
 from tests import helpers
 
@@ -179,6 +181,70 @@ def test_resume_continues_bit_exactly(tmp_path):
   )
 
 
+class NanTask(LeastSquaresTask):
+  """The targets of the batch of step `bad_step` are NaN."""
+
+  def __init__(self, bad_step):
+    super().__init__()
+    self.bad_step = bad_step
+
+  def build_inputs(
+      self, input_context, *, training, batch_size, skip_examples=0
+  ):
+    targets = TARGETS.copy()
+    first = (self.bad_step - 1) * batch_size
+    targets[first : first + batch_size] = np.nan
+    data = tf.data.Dataset.from_tensor_slices({"x": FEATURES, "y": targets})
+    return data.repeat().skip(skip_examples).batch(batch_size, True)
+
+
+def test_a_non_finite_loss_inside_a_loop_stops_with_its_step(tmp_path):
+  trainer = _trainer(
+      tmp_path,
+      task=NanTask(bad_step=7),
+      steps=12,
+      steps_per_loop=4,
+      checkpoint_interval=4,
+  )
+  with pytest.raises(
+      NonFiniteLossError,
+      match=r"^non-finite loss at step 7: training stopped; last good "
+      rf"checkpoint kept: {tmp_path}/ckpt-4$",
+  ):
+    trainer.train()
+  assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-4")
+  assert not [n for n in os.listdir(tmp_path) if n.startswith("ckpt-8")]
+
+
+_PY_FUNCS = ("PyFunc", "PyFuncStateless", "EagerPyFunc")
+
+
+def test_the_loop_never_waits_on_a_step(tmp_path):
+  """The compiled loop's graph: no Python callback, and its condition reads
+  nothing but its counters (no loss, no flag a step computes: the host
+  queues step n + 1 before step n has finished)."""
+  trainer = _trainer(tmp_path, steps=4, steps_per_loop=2)
+  iterator = trainer.train_iterator()
+  trainer.run_steps(iterator, 2)
+  graph = trainer._train_loop.get_concrete_function(  # pylint: disable=protected-access
+      iterator, tf.constant(2)
+  ).graph.as_graph_def()
+  functions = {f.signature.name: f for f in graph.library.function}
+  nodes = list(graph.node) + [n for f in functions.values() for n in f.node_def]
+  assert not [n.name for n in nodes if n.op in _PY_FUNCS]
+  loops = [n for n in nodes if n.op in ("While", "StatelessWhile")]
+  assert len(loops) == 1
+  (loop,) = loops
+  # Loop variables: int32 counters and resource handles only; a loss sum
+  # or a stop flag would be a float or bool carried from step to step.
+  carried = set(loop.attr["T"].list.type)
+  assert carried <= {tf.int32.as_datatype_enum, tf.resource.as_datatype_enum}
+  cond = functions[loop.attr["cond"].func.name]
+  args = {a.name: a.type for a in cond.signature.input_arg}
+  read = {i.split(":")[0] for n in cond.node_def for i in n.input}
+  assert {args[a] for a in read & set(args)} == {tf.int32.as_datatype_enum}
+
+
 def test_model_dir_of_another_model_is_refused(tmp_path):
   trainer = _trainer(tmp_path, steps=1, steps_per_loop=1)
   assert model_config_file.read(str(tmp_path)) is None  # nothing before
@@ -234,7 +300,7 @@ def test_old_checkpoints_are_unlisted_before_their_files_go(
   def killed(path):
     raise KeyboardInterrupt(f"killed while deleting {path}")
 
-  monkeypatch.setattr(tf.io.gfile, "remove", killed)
+  monkeypatch.setattr(files, "remove", killed)
   with pytest.raises(KeyboardInterrupt):
     manager.save(checkpoint_number=2)
   state = tf.train.get_checkpoint_state(str(tmp_path))
