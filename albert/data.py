@@ -38,6 +38,7 @@ from albert import features
 from official.benchmark.cpu_info import available_cores
 from official.core.input_pipeline import resumable_batches
 from official.errors import DamagedFileError
+from official.io import files as io_files
 from official.io import tfrecord
 
 
@@ -49,7 +50,7 @@ def match_files(file_pattern: str, what: str = "file pattern") -> List[str]:
   files = []
   for pattern in (p.strip() for p in file_pattern.split(",")):
     if pattern:
-      files.extend(tf.io.gfile.glob(pattern))
+      files.extend(io_files.glob(pattern))
   files = sorted(
       set(
           f

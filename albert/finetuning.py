@@ -8,7 +8,6 @@
 import dataclasses
 import json
 import os
-import shutil
 from typing import Dict, Optional, Sequence, Tuple
 
 from absl import logging
@@ -30,6 +29,7 @@ from albert.tasks.own_data.text_multilabel import TextMultiLabelTask  # noqa: F4
 from albert.tasks.own_data.token_classification import TokenClassificationTask  # noqa: F401
 from official.core import checkpoints
 from official.io import atomic_write
+from official.io import files
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
@@ -234,10 +234,9 @@ def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:
 def read_eval_results(model_dir: str) -> Optional[Dict[str, float]]:
   """MODEL_DIR/eval_results.json, None when the run wrote none."""
   path = os.path.join(model_dir, EVAL_RESULTS_FILE)
-  if not os.path.exists(path):
+  if not files.exists(path):
     return None
-  with open(path, encoding="utf-8") as f:
-    return json.load(f)
+  return json.loads(files.read_text(path))
 
 
 def export(
@@ -330,10 +329,9 @@ def best_seed_dir(model_dir: str) -> str:
   """The dev-best seed's directory when `model_dir` holds a `--seeds` run
   (and no checkpoint of its own), else `model_dir`."""
   path = os.path.join(model_dir, SEEDS_FILE)
-  if tf.train.latest_checkpoint(model_dir) or not os.path.exists(path):
+  if tf.train.latest_checkpoint(model_dir) or not files.exists(path):
     return model_dir
-  with open(path, encoding="utf-8") as f:
-    best = json.load(f)["best_seed"]
+  best = json.loads(files.read_text(path))["best_seed"]
   logging.info("%s: the best of its seeds is seed %d", model_dir, best)
   return seed_dir(model_dir, best)
 
@@ -422,9 +420,7 @@ def run_seeds(
 
 def _remove_checkpoints(directory: str) -> None:
   """Deletes a run's checkpoints (and their state file); metrics stay."""
-  shutil.rmtree(
-      os.path.join(directory, best_checkpoint.BEST_DIR), ignore_errors=True
-  )
-  for name in os.listdir(directory):
+  files.rmtree(os.path.join(directory, best_checkpoint.BEST_DIR))
+  for name in files.listdir(directory):
     if name == "checkpoint" or name.startswith("ckpt-"):
-      os.remove(os.path.join(directory, name))
+      files.remove(os.path.join(directory, name))

@@ -22,6 +22,7 @@ import tensorflow as tf
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.io import atomic_write
+from official.io import files
 from official.core import checkpoint_damage
 from official.core import checkpoints
 from official.core import model_config_file
@@ -59,7 +60,7 @@ def read_model_config(model_dir: str) -> AlbertConfig:
 def split_checkpoint(checkpoint: str) -> Tuple[str, Optional[str]]:
   """(model directory, checkpoint prefix or None) of a `--checkpoint` that
   is either a model directory (its latest) or a `ckpt-N` prefix in one."""
-  if os.path.isdir(checkpoint):
+  if files.isdir(checkpoint):
     return checkpoint, None
   return os.path.dirname(checkpoint) or ".", checkpoint
 
@@ -162,7 +163,7 @@ def write_model_dir(
   Returns:
     The checkpoint prefix written.
   """
-  os.makedirs(model_dir, exist_ok=True)
+  files.makedirs(model_dir)
   config = pretrainer.encoder.config
   objects = {"model": pretrainer}
   if optimizer is not None:

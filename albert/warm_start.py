@@ -20,9 +20,11 @@ from albert import model_dir as model_dir_lib
 from albert.modeling import weight_names
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
+from official.core import checkpoints
 from official.core import model_config_file
 from official.errors import DamagedFileError
 from official.errors import first_line
+from official.io import files
 
 
 def load_encoder_weights(
@@ -49,7 +51,7 @@ def load_encoder_weights(
   """
   path = model_dir_lib.checkpoint_path(init_checkpoint)
   source_dir = os.path.dirname(path)
-  if os.path.exists(model_config_file.path(source_dir)):
+  if files.exists(model_config_file.path(source_dir)):
     saved = model_dir_lib.read_model_config(source_dir).to_dict()
     wanted = config.to_dict()
     changed = model_config_file.differences(saved, wanted)
@@ -144,7 +146,7 @@ def init_pretrainer(
     )
   has_slots = any(
       k.startswith("optimizer/")
-      for k in tf.train.load_checkpoint(path).get_variable_to_shape_map()
+      for k in checkpoints.reader(path).get_variable_to_shape_map()
   )
   if init_optimizer_slots and optimizer is not None:
     if has_slots and not from_group0 and len(have) == len(weights):

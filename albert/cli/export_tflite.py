@@ -31,6 +31,7 @@ from albert import finetuning
 from albert import model_dir as model_dir_lib
 from albert.serving import tflite_export
 from official.errors import InputError
+from official.io import files
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
 CHECKPOINT = flags.DEFINE_string(
@@ -79,14 +80,14 @@ def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
   cli.require_flags("model_dir", "output")
   output = OUTPUT.value
-  if os.path.isdir(output):
+  if files.isdir(output):
     raise InputError(f"--output={output} is a directory: name the .tflite file")
-  directory = os.path.dirname(os.path.abspath(output))
-  if not os.path.isdir(directory):
+  directory = os.path.dirname(output) or "."
+  if not files.isdir(directory):
     raise InputError(
         f"--output={output}: directory {directory} does not exist; create it"
     )
-  if not os.path.isdir(MODEL_DIR.value):
+  if not files.isdir(MODEL_DIR.value):
     raise InputError(f"--model_dir={MODEL_DIR.value} does not exist")
   if GIN_FILES.value:
     task = finetuning.build_task(

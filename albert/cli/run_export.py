@@ -32,6 +32,7 @@ from albert.text import tokenizers
 from albert import model_dir
 from official.errors import InputError
 from official.io import atomic_write
+from official.io import files
 
 MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
 CHECKPOINT = flags.DEFINE_string(
@@ -75,7 +76,7 @@ def _check_tokenizer_file() -> None:
     flag, path, what = "--spm_model_file", SPM.value, "SentencePiece model"
   else:
     flag, path, what = "--vocab_file", VOCAB.value, "WordPiece vocabulary"
-  if "://" not in path and not os.path.isfile(path):
+  if not files.isfile(path):
     raise InputError(
         f"{flag}={path} does not exist: give the {what} the data was made with"
     )
@@ -92,7 +93,7 @@ def main(argv: Sequence[str]) -> None:
         f"--precision={PRECISION.value} applies to SavedModels; the ONNX "
         "export is float32"
     )
-  if os.path.exists(EXPORT_DIR.value):  # fail before the slow part
+  if files.exists(EXPORT_DIR.value):  # fail before the slow part
     raise InputError(
         f"export_dir {EXPORT_DIR.value} exists: choose a new one or remove it"
     )

@@ -12,8 +12,10 @@ from typing import Any, Dict
 
 from absl import logging
 import gin
+import tensorflow as tf
 
 from official.io import atomic_write
+from official.io import files
 from official.modeling import activations
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
@@ -195,9 +197,8 @@ class AlbertConfig:
   def from_json_file(cls, path: str) -> "AlbertConfig":
     """Reads an `albert_config.json`; errors name the file."""
     try:
-      with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+      data = json.loads(files.read_text(path))
+    except (OSError, tf.errors.OpError, json.JSONDecodeError) as e:
       raise ValueError(f"cannot read ALBERT config {path}: {e}") from e
     if not isinstance(data, dict):
       raise ValueError(f"ALBERT config {path} must hold a JSON object")

@@ -19,6 +19,7 @@ from albert.text import tokenizers
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving.text_serving_module import TextServingModule
 from official.io import atomic_write
+from official.io import files
 
 
 def config_from_gin(
@@ -42,14 +43,14 @@ def export(
   """Writes the three SavedModels into `export_dir` (atomically); text is
   tokenized with the SentencePiece model, else with the WordPiece vocab.txt
   (as the original chooses)."""
-  if os.path.exists(export_dir):
+  if files.exists(export_dir):
     raise ValueError(
         f"export_dir {export_dir} exists: choose a new one or remove it"
     )
   kind = tokenizers.choose(spm_model_file, vocab_file)
   path = spm_model_file if kind == tokenizers.SENTENCEPIECE else vocab_file
   what = "SentencePiece model" if path == spm_model_file else "vocabulary"
-  if not os.path.isfile(path):
+  if not files.isfile(path):
     raise ValueError(f"{what} {path} not found")
   if seq_length > pretrainer.encoder.config.max_position_embeddings:
     raise ValueError(

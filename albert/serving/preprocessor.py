@@ -22,6 +22,8 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from official.io import files
+
 
 def _code_point_class(predicate) -> str:
   """An RE2 character class of every code point where `predicate` holds."""
@@ -204,8 +206,7 @@ class AlbertPreprocessor(Preprocessor):
   ):
     super().__init__(seq_length, do_lower_case, name)
     self.spm_model = tf.saved_model.Asset(spm_model_file)
-    with open(spm_model_file, "rb") as f:
-      model_proto = f.read()
+    model_proto = files.read_bytes(spm_model_file, "SentencePiece model")
     self.tokenizer = tf_text.SentencepieceTokenizer(
         model=model_proto, out_type=tf.int32
     )

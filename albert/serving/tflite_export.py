@@ -19,6 +19,7 @@ from typing import Callable, Dict
 import tensorflow as tf
 
 from official.io import atomic_write
+from official.io import files
 from official.core import export_base
 
 PRECISIONS = ("float32", "dynamic_int8")
@@ -74,6 +75,7 @@ def convert(
   if precision not in PRECISIONS:
     raise ValueError(f"precision={precision!r} is not one of {PRECISIONS}")
   module = _Signature(model, outputs, seq_length)
+  # local-only: the converter's scratch SavedModel, removed after.
   with tempfile.TemporaryDirectory() as tmp:
     tf.saved_model.save(
         module, tmp, signatures={"serving_default": module.serve}
@@ -86,7 +88,7 @@ def convert(
 
 def write(path: str, flatbuffer: bytes) -> None:
   """Writes the flatbuffer atomically (the directory must exist)."""
-  directory = os.path.dirname(os.path.abspath(path))
-  if not os.path.isdir(directory):
+  directory = os.path.dirname(path) or "."
+  if not files.isdir(directory):
     raise ValueError(f"directory {directory} does not exist")
   atomic_write.write_atomic(path, flatbuffer)

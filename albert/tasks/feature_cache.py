@@ -20,8 +20,9 @@ import numpy as np
 import tensorflow as tf
 
 from official.core.input_pipeline import resumable_batches
-from official.io import atomic_write
 from official.core.progress import Progress
+from official.io import atomic_write
+from official.io import files
 
 FeatureSpec = Mapping[str, tf.TensorSpec]
 
@@ -59,9 +60,11 @@ def write_features(
 ) -> int:
   """Writes `features` (numpy-like values per spec key) to a TFRecord file.
 
-  The file appears under `path` only when complete; returns the record count.
+  The file appears under `path` only when complete (renamed from a
+  temporary, or on an object store uploaded when closed); returns the
+  record count.
   """
-  tmp = f"{path}.tmp-{os.getpid()}"
+  tmp = f"{path}.tmp-{os.getpid()}" if files.renames_atomically(path) else path
   count = 0
   progress = Progress(total)
   with tf.io.TFRecordWriter(tmp) as writer:
@@ -71,7 +74,8 @@ def write_features(
       if count % 10000 == 0:
         progress.update(count)
         logging.info("Converted %s", progress.describe("features"))
-  os.replace(tmp, path)
+  if tmp != path:
+    files.rename(tmp, path)
   return count
 
 
@@ -93,12 +97,11 @@ def cached_features(
     spec: the record layout (name -> fixed shape and dtype).
     total: expected number of features for progress lines, if known.
   """
-  os.makedirs(cache_dir, exist_ok=True)
+  files.makedirs(cache_dir)
   path = os.path.join(cache_dir, f"{name}-{digest}.tfrecord")
   manifest = path + ".json"
-  if os.path.exists(manifest) and os.path.exists(path):
-    with open(manifest, encoding="utf-8") as f:
-      count = json.load(f)["count"]
+  if files.exists(manifest) and files.exists(path):
+    count = json.loads(files.read_text(manifest))["count"]
     logging.info("Using cached features %s (%d records)", path, count)
     return path, count
   logging.info("Converting features into %s", path)

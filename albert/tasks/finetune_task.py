@@ -21,9 +21,7 @@ prediction over a split:
 """
 
 import abc
-import collections
 import os
-import weakref
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from absl import logging
@@ -38,9 +36,9 @@ from albert.text import tokenizers
 from albert.text.tokenizers import Tokenizer
 from albert.tasks import feature_cache
 from albert.tasks.packing import pack_segments
-from official.core.progress import Progress
 from official.core.task import Task
-from official.io.files import file_sha256
+from official.distribute.replicated import Replicated
+from official.io import files
 
 Outputs = Dict[str, np.ndarray]
 
@@ -130,7 +128,7 @@ class FinetuneTask(Task, abc.ABC):
     self._train_records = None  # (path, count) once converted
     self.num_train_examples = None  # examples (not features) once read
     self._split_features = {}  # split -> (examples, features, arrays)
-    self._predict_steps = weakref.WeakKeyDictionary()  # model -> tf.function
+    self._default_runner = Replicated()
 
   def initialize(self, model, optimizer) -> Optional[str]:
     """The encoder of `init_checkpoint` (the trainer calls this when the
@@ -275,7 +273,7 @@ class FinetuneTask(Task, abc.ABC):
           f"{self.name}: --data_dir is required (the task's "
           "downloaded files)"
       )
-    if not os.path.isdir(self.data_dir):
+    if not files.isdir(self.data_dir):
       raise ValueError(
           f"{self.name}: data_dir {self.data_dir} is not a directory"
       )
@@ -295,7 +293,7 @@ class FinetuneTask(Task, abc.ABC):
       key = {
           "task": self.name,
           "split": self.train_split,
-          "spm_sha256": file_sha256(self.tokenizer_file),
+          "spm_sha256": files.file_sha256(self.tokenizer_file),
           "do_lower_case": self.do_lower_case,
           "seq_length": self.seq_length,
           "options": self.feature_options(),
@@ -341,9 +339,11 @@ class FinetuneTask(Task, abc.ABC):
     return self.config.to_dict()
 
   def predict(
-      self, model, split: str
+      self, model, split: str, runner: Optional[Replicated] = None
   ) -> Tuple[Sequence[Any], List[Dict[str, Any]], Outputs]:
-    """Runs `model` over a whole split in order.
+    """Runs `model` over a whole split in order, on every replica of
+    `runner`'s strategy (default: one device), in batches of
+    `eval_batch_size` of a static shape (the last one padded).
 
     Returns:
       (examples, features, outputs): outputs[name][i] belongs to features[i].
@@ -363,35 +363,28 @@ class FinetuneTask(Task, abc.ABC):
           feature_cache.stack_features(features, self.feature_spec()),
       )
     examples, features, arrays = self._split_features[split]
-    dataset = (
-        tf.data.Dataset.from_tensor_slices(arrays)
-        .batch(self.eval_batch_size)
-        .prefetch(tf.data.AUTOTUNE)
+    runner = runner or self._default_runner
+    logging.info("%s %s:", self.name, split)
+    outputs = runner.predict(  # traced once per model, for every split
+        model,
+        lambda batch: model(batch, training=False),
+        arrays,
+        self.eval_batch_size,
     )
-    if model not in self._predict_steps:  # traced once, for every split
-      self._predict_steps[model] = tf.function(
-          lambda batch: model(batch, training=False), reduce_retracing=True
-      )
-    step = self._predict_steps[model]
-    chunks = collections.defaultdict(list)
-    progress = Progress(len(features))
-    for batch in dataset:
-      for name, value in step(batch).items():
-        chunks[name].append(value.numpy())
-      progress.update(progress.done + len(batch["input_word_ids"]))
-    logging.info(
-        "%s %s: predicted %s", self.name, split, progress.describe("features")
-    )
-    outputs = {name: np.concatenate(parts) for name, parts in chunks.items()}
     return examples, features, outputs
 
   def evaluate(
-      self, model, splits: Optional[Sequence[str]] = None
+      self,
+      model,
+      splits: Optional[Sequence[str]] = None,
+      runner: Optional[Replicated] = None,
   ) -> Dict[str, float]:
     """Official metrics of every eval split, keyed `split/metric`."""
     results = {}
     for split in splits or self.eval_splits:
-      metrics = self.evaluate_outputs(split, *self.predict(model, split))
+      metrics = self.evaluate_outputs(
+          split, *self.predict(model, split, runner)
+      )
       results.update({f"{split}/{k}": float(v) for k, v in metrics.items()})
       logging.info(
           "%s %s: %s",
@@ -401,12 +394,14 @@ class FinetuneTask(Task, abc.ABC):
       )
     return results
 
-  def predict_to_files(self, model, output_dir: str) -> List[str]:
+  def predict_to_files(
+      self, model, output_dir: str, runner: Optional[Replicated] = None
+  ) -> List[str]:
     """Writes the prediction files of every predict split into `output_dir`."""
-    os.makedirs(output_dir, exist_ok=True)
+    files.makedirs(output_dir)
     paths = []
     for split in self.predict_splits:
       paths += self.write_predictions(
-          split, *self.predict(model, split), output_dir
+          split, *self.predict(model, split, runner), output_dir
       )
     return paths

@@ -21,6 +21,7 @@ from typing import Callable, Optional, Union
 from albert.text.tokenization import SentencePieceTokenizer
 from albert.text.wordpiece import WordPieceTokenizer
 from official.errors import InputError
+from official.io import files
 
 Tokenizer = Union[SentencePieceTokenizer, WordPieceTokenizer]
 SENTENCEPIECE, WORDPIECE = "sentencepiece", "wordpiece"
@@ -86,9 +87,10 @@ def read_file(
     spm_model_file: Optional[str] = None,
     vocab_file: Optional[str] = None,
     *,
-    opener: Callable = open,
+    opener: Optional[Callable] = None,
 ) -> TokenizerFile:
-  """The tokenizer file the flags name (`opener` may read remote paths).
+  """The tokenizer file the flags name (read through `official.io.files`,
+  or `opener`: e.g. Beam's file systems).
 
   With both given, the SentencePiece model is used and the vocabulary only
   names its pieces, as in the original.
@@ -102,11 +104,13 @@ def read_file(
 
 
 def _read(path: str, kind: str, opener) -> bytes:
+  what = "SentencePiece model" if kind == SENTENCEPIECE else "vocabulary"
+  if opener is None:
+    return files.read_bytes(path, what)
   try:
     with opener(path, "rb") as f:
       return f.read()
   except OSError as e:
-    what = "SentencePiece model" if kind == SENTENCEPIECE else "vocabulary"
     raise InputError(
         f"cannot read {what} {path}: {getattr(e, 'strerror', None) or e}"
     ) from None

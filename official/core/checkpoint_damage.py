@@ -61,7 +61,7 @@ def find_damage(prefix: str) -> Optional[str]:
   if not tf.io.gfile.exists(index):
     return f"{index} is missing"
   try:
-    reader = tf.train.load_checkpoint(prefix)
+    reader = tf.compat.v1.train.NewCheckpointReader(prefix)
     shapes = reader.get_variable_to_shape_map()
   except _READ_ERRORS as e:
     _check_damage(e)

@@ -82,6 +82,13 @@ def resolve(path: str) -> str:
   return path
 
 
+def reader(prefix: str):
+  """The reader of checkpoint `prefix` (a prefix, never a directory:
+  `tf.train.load_checkpoint` takes a prefix that a file system matching
+  names by prefix, `ram://` for one, calls a directory for that)."""
+  return tf.compat.v1.train.NewCheckpointReader(prefix)
+
+
 def step_of(prefix: str) -> int:
   """N of a `ckpt-N` (or `model.ckpt-N`) prefix; 0 for another name."""
   match = _STEP.search(prefix)
@@ -129,7 +136,7 @@ def restore(checkpoint: tf.train.Checkpoint, model, path: str) -> None:
   try:
     has_optimizer = any(
         name.startswith("optimizer/")
-        for name, _ in tf.train.list_variables(path)
+        for name in reader(path).get_variable_to_shape_map()
     )
     target = checkpoint if has_optimizer else tf.train.Checkpoint(model=model)
     target.read(path).assert_existing_objects_matched()

@@ -5,6 +5,8 @@ from typing import Dict, List, Optional, Tuple
 
 import tensorflow as tf
 
+from official.io import files
+
 
 class Summaries:
   """Scalars under MODEL_DIR/<name> (one TensorBoard run per name).
@@ -39,9 +41,9 @@ class Summaries:
       self._held.append((name, step, values))
       return
     if name not in self._writers:
-      self._writers[name] = tf.summary.create_file_writer(
-          os.path.join(self.model_dir, name)
-      )
+      logdir = os.path.join(self.model_dir, name)
+      files.makedirs(logdir)
+      self._writers[name] = tf.summary.create_file_writer(logdir)
     with self._writers[name].as_default(step=step):
       for key, value in values.items():
         tf.summary.scalar(key, value)

@@ -109,13 +109,48 @@ def access(path: str) -> Iterator[None]:
 
 
 def exists(path: str) -> bool:
+  if scheme(path) == "ram":
+    return _ram_file(path) or _ram_dir(path)
   with access(path):
     return tf.io.gfile.exists(path)
 
 
 def isdir(path: str) -> bool:
+  if scheme(path) == "ram":
+    return _ram_dir(path)
   with access(path):
     return tf.io.gfile.isdir(path)
+
+
+# `ram://`, TensorFlow's in-memory file system (the tests' object store),
+# matches names by prefix: there `ram://d/ckpt-2` "exists", as a directory,
+# beside `ram://d/ckpt-2.index`, and `ram://d/eval` lists `_history.jsonl`
+# of `ram://d/eval_history.jsonl`. A file's `stat` is exact; a directory is
+# one that its parent lists and `stat` calls one.
+
+
+def _ram_file(path: str) -> bool:
+  try:
+    return not tf.io.gfile.stat(path).is_directory
+  except tf.errors.NotFoundError:
+    return False
+
+
+def _ram_dir(path: str) -> bool:
+  path = path.rstrip("/")
+  try:
+    if not tf.io.gfile.stat(path).is_directory:
+      return False
+  except tf.errors.NotFoundError:
+    return False
+  parent, name = posixpath.split(path)
+  if parent in ("ram:", "ram:/"):  # a top-level name: no parent to ask
+    return True
+  return _ram_dir(parent) and name in _raw_names(parent)
+
+
+def _raw_names(path: str) -> List[str]:
+  return [n.rstrip("/") for n in tf.io.gfile.listdir(path)]
 
 
 def isfile(path: str) -> bool:
@@ -130,6 +165,11 @@ def size(path: str) -> int:
 
 def listdir(path: str) -> List[str]:
   """The names in directory `path`, sorted (no trailing slashes)."""
+  if scheme(path) == "ram":
+    directory = path.rstrip("/")
+    return sorted(
+        n for n in _raw_names(path) if exists(posixpath.join(directory, n))
+    )
   with access(path):
     return sorted(n.rstrip("/") for n in tf.io.gfile.listdir(path))
 
@@ -137,7 +177,10 @@ def listdir(path: str) -> List[str]:
 def glob(pattern: str) -> List[str]:
   """The paths matching `pattern` (`*`, `?`, `[...]`), sorted."""
   with access(pattern):
-    return sorted(tf.io.gfile.glob(pattern))
+    found = tf.io.gfile.glob(pattern)
+  if scheme(pattern) == "ram":
+    found = [p for p in found if exists(p)]
+  return sorted(found)
 
 
 def escape(path: str) -> str:
@@ -148,11 +191,12 @@ def escape(path: str) -> str:
 def walk_files(directory: str) -> List[str]:
   """Every file under `directory`, relative to it, sorted ("/"-separated)."""
   found = []
-  with access(directory):
-    for root, _, names in tf.io.gfile.walk(directory):
-      relative = posixpath.relpath(root.rstrip("/"), directory.rstrip("/"))
-      for name in names:
-        found.append(name if relative == "." else f"{relative}/{name}")
+  for name in listdir(directory):
+    path = posixpath.join(directory.rstrip("/"), name)
+    if isdir(path):
+      found += [f"{name}/{inner}" for inner in walk_files(path)]
+    else:
+      found.append(name)
   return sorted(found)
 
 
@@ -232,6 +276,13 @@ def makedirs(path: str) -> None:
   """Creates `path` and its parents (nothing if it exists)."""
   if is_local(path):
     os.makedirs(_local(path), exist_ok=True)
+    return
+  if scheme(path) == "ram":  # its own makedirs skips a name's prefixes
+    parent = posixpath.dirname(path.rstrip("/"))
+    if parent not in ("ram:", "ram:/") and not _ram_dir(parent):
+      makedirs(parent)
+    if not _ram_dir(path):
+      tf.io.gfile.mkdir(path)
     return
   with access(path):
     tf.io.gfile.makedirs(path)
@@ -368,9 +419,15 @@ def rmtree(path: str) -> None:
   if is_local(path):
     shutil.rmtree(_local(path), ignore_errors=True)
     return
+  if not isdir(path):
+    return
+  if scheme(path) == "ram":  # its rmtree goes by prefix (see above)
+    for name in listdir(path):
+      remove_any(posixpath.join(path.rstrip("/"), name))
+    tf.io.gfile.remove(path)
+    return
   with access(path), contextlib.suppress(tf.errors.NotFoundError):
-    if tf.io.gfile.isdir(path):
-      tf.io.gfile.rmtree(path)
+    tf.io.gfile.rmtree(path)
 
 
 def remove_any(path: str) -> None:

@@ -21,6 +21,7 @@ import os
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from official.errors import InputError
+from official.io import files
 from albert.tasks.text_example import TextExample
 
 
@@ -301,7 +302,7 @@ def read_glue(task: str, data_dir: str, split: str) -> List[TextExample]:
   """
   spec = get_glue_task(task)
   path = glue_file(task, data_dir, split)
-  if not os.path.isfile(path):
+  if not files.isfile(path):
     raise InputError(
         f"{path}: no such file; the GLUE layout (download_glue_data.py) "
         f"keeps it at DATA_DIR/{spec.directory}/{spec.splits[split]}"
@@ -348,7 +349,7 @@ def _rows(
   num_columns = columns.num_columns
   header_pending = columns.header
   try:
-    with open(path, encoding="utf-8", newline="") as f:
+    with files.open_text(path, newline="") as f:
       reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
       for row in reader:
         if not row:

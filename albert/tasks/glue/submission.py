@@ -14,6 +14,7 @@ import numpy as np
 from official.errors import InputError
 from albert.tasks.glue.data import GlueTaskSpec, get_glue_task
 from official.io import atomic_write
+from official.io import files
 
 _MAX_SCORE = 5.0  # STS-B similarity scores lie in [0, 5].
 
@@ -60,7 +61,7 @@ def write_submission(
   lines = ["index\tprediction"]
   for guid, prediction in zip(guids_or_indices, predictions):
     lines.append(f"{_index(guid, split)}\t{_prediction(spec, prediction)}")
-  os.makedirs(output_dir, exist_ok=True)
+  files.makedirs(output_dir)
   path = os.path.join(output_dir, spec.submission_files[split])
   atomic_write.write_atomic(path, "\n".join(lines) + "\n")
   return path

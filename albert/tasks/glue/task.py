@@ -17,6 +17,7 @@ from albert.tasks.glue import data as glue_data
 from albert.tasks.glue import metrics as glue_metrics
 from albert.tasks.glue import submission as glue_submission
 from albert.tasks.sentence_classification import SentenceClassificationTask
+from official.io import files
 
 AX = "ax"
 # What picks the best checkpoint: the original's key (run_classifier.py
@@ -72,13 +73,15 @@ class GlueTask(SentenceClassificationTask):
     return (
         self.name == "mnli"
         and bool(self.data_dir)
-        and os.path.exists(glue_data.glue_file(AX, self.data_dir, "test"))
+        and files.exists(glue_data.glue_file(AX, self.data_dir, "test"))
     )
 
-  def predict_to_files(self, model, output_dir: str) -> List[str]:
-    paths = super().predict_to_files(model, output_dir)
+  def predict_to_files(self, model, output_dir: str, runner=None) -> List[str]:
+    paths = super().predict_to_files(model, output_dir, runner)
     if self._predict_ax():
-      paths += self.write_predictions(AX, *self.predict(model, AX), output_dir)
+      paths += self.write_predictions(
+          AX, *self.predict(model, AX, runner), output_dir
+      )
     return paths
 
   def read_examples(self, split):

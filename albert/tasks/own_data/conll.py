@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple
 
 from albert.tasks.own_data import reader as own_data
 from official.errors import InputError
+from official.io import files
 
 EXTENSIONS = (".txt", ".conll")
 
@@ -61,7 +62,7 @@ def read_conll(path: str, *, tagged: Optional[bool]) -> List[TaggedSentence]:
     words.clear()
     tags.clear()
 
-  with open(path, encoding="utf-8") as f:
+  with files.open_text(path) as f:
     for number, line in enumerate(f, 1):
       fields = line.split()
       if not fields:

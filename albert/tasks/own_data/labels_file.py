@@ -12,6 +12,7 @@ import os
 from typing import Any, Dict, Optional, Tuple
 
 from official.errors import InputError
+from official.io import files
 
 LABELS_FILE = "labels.json"
 
@@ -27,16 +28,15 @@ def read(model_dir: str, task: str) -> Optional[Tuple[str, Dict[str, Any]]]:
   Raises InputError when it is not JSON or another task wrote it.
   """
   path = os.path.join(model_dir, LABELS_FILE)
-  if not os.path.exists(path):
+  if not files.exists(path):
     return None
-  with open(path, encoding="utf-8") as f:
-    try:
-      fields = json.load(f)
-    except json.JSONDecodeError as e:
-      raise InputError(
-          f"{path}: not JSON ({e.msg}); it is written by training, restore "
-          "it or retrain"
-      ) from None
+  try:
+    fields = json.loads(files.read_text(path))
+  except json.JSONDecodeError as e:
+    raise InputError(
+        f"{path}: not JSON ({e.msg}); it is written by training, restore "
+        "it or retrain"
+    ) from None
   if not isinstance(fields, dict) or fields.get("task") != task:
     written_by = fields.get("task") if isinstance(fields, dict) else None
     raise InputError(

@@ -27,6 +27,7 @@ from typing import (
 )
 
 from official.errors import InputError
+from official.io import files
 from albert.tasks.text_example import TextExample
 
 EXTENSIONS = (".csv", ".tsv", ".jsonl", ".json")
@@ -62,7 +63,7 @@ def find_split_file(
   found = [
       os.path.join(data_dir, split + ext)
       for ext in extensions
-      if os.path.isfile(os.path.join(data_dir, split + ext))
+      if files.isfile(os.path.join(data_dir, split + ext))
   ]
   if len(found) > 1:
     raise InputError(
@@ -105,7 +106,7 @@ def read_rows(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
   values keep their JSON types.
   """
   if path.endswith((".jsonl", ".json")):
-    with open(path, encoding="utf-8-sig") as f:
+    with files.open_text(path, encoding="utf-8-sig") as f:
       for number, line in enumerate(f, 1):
         if not line.strip():
           continue
@@ -127,7 +128,7 @@ def read_rows(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
   # Long documents are one field: lift the csv module's 128 KiB field limit.
   csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
   # utf-8-sig: files saved by spreadsheet programs start with a BOM.
-  with open(path, encoding="utf-8-sig", newline="") as f:
+  with files.open_text(path, encoding="utf-8-sig", newline="") as f:
     reader = csv.DictReader(f, delimiter=delimiter, strict=True)
     try:
       yield from _csv_rows(path, reader)

@@ -105,10 +105,10 @@ class OwnDataTask(SentenceClassificationTask):
   def _check_labels(self, path, split, examples) -> None:
     """Hook: classification fixes and checks its label set here."""
 
-  def predict_to_files(self, model, output_dir: str) -> List[str]:
+  def predict_to_files(self, model, output_dir: str, runner=None) -> List[str]:
     for split in self.predict_splits:
       self._split_file(split)  # one line, before any output, if it is missing
-    return super().predict_to_files(model, output_dir)
+    return super().predict_to_files(model, output_dir, runner)
 
   # --- MODEL_DIR/labels.json --------------------------------------------------
 

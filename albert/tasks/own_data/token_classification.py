@@ -244,14 +244,14 @@ class TokenClassificationTask(FinetuneTask):
     atomic_write.write_atomic(path, "\n".join(lines))
     return [path]
 
-  def predict_to_files(self, model, output_dir: str) -> List[str]:
+  def predict_to_files(self, model, output_dir: str, runner=None) -> List[str]:
     conll_data.require_split_file(
         self._require_data_dir(),
         "test",
         task=self.name,
         hint="put the sentences to tag there (one word per line)",
     )
-    return super().predict_to_files(model, output_dir)
+    return super().predict_to_files(model, output_dir, runner)
 
   # --- MODEL_DIR/labels.json --------------------------------------------------
 

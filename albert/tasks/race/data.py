@@ -15,6 +15,7 @@ import os
 from typing import List, Sequence
 
 from official.errors import InputError
+from official.io import files
 from albert.tasks.text_example import MultipleChoiceExample
 
 RACE_SPLITS = ("train", "dev", "test")
@@ -58,11 +59,11 @@ def read_race(
           f"{', '.join(RACE_LEVELS)}"
       )
     directory = os.path.join(data_dir, split, level)
-    if not os.path.isdir(directory):
+    if not files.isdir(directory):
       raise InputError(
           f"{directory}: no such directory; {_LAYOUT} (RACE.tar.gz unpacked)"
       )
-    names = sorted(n for n in os.listdir(directory) if n.endswith(".txt"))
+    names = [n for n in files.listdir(directory) if n.endswith(".txt")]
     if not names:
       raise InputError(f"{directory}: no .txt files; {_LAYOUT}")
     for name in names:
@@ -75,7 +76,7 @@ def _read_file(
 ) -> List[MultipleChoiceExample]:
   """The examples of one article file."""
   try:
-    with open(path, encoding="utf-8") as f:
+    with files.open_text(path) as f:
       article = json.load(f)
   except json.JSONDecodeError as e:
     raise InputError(

@@ -17,8 +17,11 @@ import json
 from typing import Any, Dict, List, Sequence, Tuple
 
 from absl import logging
+import tensorflow as tf
 
 from official.errors import InputError
+from official.errors import first_line
+from official.io import files
 
 # BERT's whitespace set for SQuAD contexts (U+202F is the narrow no-break
 # space that occurs in a few SQuAD paragraphs).
@@ -96,11 +99,12 @@ def _get(obj: Any, key: str, kind: type, where: str, path: str):
 def load_json(path: str) -> Dict[str, Any]:
   """The parsed file; InputError for unreadable or invalid JSON."""
   try:
-    with open(path, encoding="utf-8") as f:
+    with files.open_text(path) as f:
       return json.load(f)
-  except OSError as e:
+  except (OSError, tf.errors.OpError) as e:
     raise InputError(
-        f"cannot read SQuAD file {path}: {e.strerror or e}; check the path"
+        f"cannot read SQuAD file {path}: "
+        f"{getattr(e, 'strerror', None) or first_line(e)}; check the path"
     ) from None
   except UnicodeDecodeError as e:
     raise InputError(

@@ -31,6 +31,7 @@ import numpy as np
 
 from albert.tasks.squad.data import SquadExample
 from albert.tasks.squad.features import SquadFeature
+from official.io import files
 from official.io.atomic_write import write_atomic
 
 NO_SPAN_ODDS = 1e9  # Null odds of a question with no valid span at all.
@@ -218,14 +219,14 @@ def write_prediction_files(
 ) -> List[str]:
   """Writes predictions.json (+ nbest_predictions.json, null_odds.json)
   atomically into `output_dir`; returns the paths written."""
-  os.makedirs(output_dir, exist_ok=True)
-  files = {
+  files.makedirs(output_dir)
+  contents = {
       "predictions.json": predictions,
       "nbest_predictions.json": nbest,
       "null_odds.json": null_odds,
   }
   paths = []
-  for name, content in files.items():
+  for name, content in contents.items():
     if content is None:
       continue
     path = os.path.join(output_dir, name)
