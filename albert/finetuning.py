@@ -8,7 +8,7 @@
 import dataclasses
 import json
 import os
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 from absl import logging
 import gin
@@ -33,6 +33,7 @@ from official.io import files
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
+from official.distribute.replicated import Replicated
 from official.optimization.optimizer_config import OptimizerConfig
 
 DEFAULT_GIN = "gin/finetune/finetune.gin"
@@ -114,8 +115,7 @@ def train(
     task: FinetuneTask,
     *,
     model_dir: str,
-    strategy: str = "default",
-    tpu: Optional[str] = None,
+    strategy: Optional[tf.distribute.Strategy] = None,
     keep_best: bool = False,
 ) -> Tuple[Trainer, Dict[str, float]]:
   """Fine-tunes `task` into `model_dir`.
@@ -130,7 +130,7 @@ def train(
     (the trainer, its model trained; the best evaluation's metrics with
     `best_checkpoint_step`, or {} without `keep_best`).
   """
-  distribution = strategy_lib.make_strategy(strategy, tpu=tpu)
+  distribution = strategy or tf.distribute.get_strategy()
   num_features = task.prepare_training_data()
   trainer_config, optimizer_config = EpochSchedule().apply(
       TrainerConfig(),
@@ -140,9 +140,12 @@ def train(
   )
   best = None
   if keep_best:
+    runner = Replicated(distribution, trainer_config.jit_compile)
     best = best_checkpoint.BestCheckpoint(
         model_dir,
-        evaluate_fn=lambda model: task.evaluate(model, task.eval_splits[:1]),
+        evaluate_fn=lambda model: task.evaluate(
+            model, task.eval_splits[:1], runner
+        ),
         metric=task.selection_key,
         patience=trainer_config.early_stopping_patience,
     )
@@ -175,27 +178,36 @@ def train(
 
 
 def best_results(
-    task: FinetuneTask, model, model_dir: str, results: Dict[str, float]
+    task: FinetuneTask,
+    model,
+    model_dir: str,
+    results: Dict[str, float],
+    runner: Optional[Replicated] = None,
 ) -> Dict[str, float]:
   """The dev-best checkpoint's `results` (of the first eval split), with the
   other eval splits (MNLI's mismatched) evaluated on its weights."""
   if len(task.eval_splits) > 1:
     restore_model(model, model_dir, "best")
-    results = {**results, **task.evaluate(model, task.eval_splits[1:])}
+    results = {**results, **task.evaluate(model, task.eval_splits[1:], runner)}
   return results
 
 
 def trained_model(
-    task: FinetuneTask, model_dir: str, checkpoint: Optional[str]
+    task: FinetuneTask,
+    model_dir: str,
+    checkpoint: Optional[str],
+    strategy: Optional[tf.distribute.Strategy] = None,
 ):
-  """(the task's model restored from `checkpoint`, the prefix read)."""
+  """(the task's model, built in `strategy`'s scope and restored from
+  `checkpoint`, the prefix read)."""
   task.require_model_facts(model_dir)
-  model = task.build_model()
+  with (strategy or tf.distribute.get_strategy()).scope():
+    model = task.build_model()
   return model, restore_model(model, model_dir, checkpoint)
 
 
 def evaluate_checkpoints(
-    task: FinetuneTask, model_dir: str
+    task: FinetuneTask, model_dir: str, runner: Replicated
 ) -> Dict[str, float]:
   """Evaluates every checkpoint kept in `model_dir`, as the original's eval
   loop did; returns the best one's metrics (by `task.main_metric` on the
@@ -204,12 +216,16 @@ def evaluate_checkpoints(
   state = tf.train.get_checkpoint_state(model_dir)
   if not state or not state.all_model_checkpoint_paths:
     raise ValueError(f"no checkpoint in {model_dir} to evaluate")
-  task.require_model_facts(model_dir)
-  model = task.build_model()
+  model, _ = trained_model(
+      task,
+      model_dir,
+      state.all_model_checkpoint_paths[0],
+      runner.strategy,
+  )
   per_checkpoint = {}
   for path in state.all_model_checkpoint_paths:
     restore_model(model, model_dir, path)
-    per_checkpoint[os.path.basename(path)] = task.evaluate(model)
+    per_checkpoint[os.path.basename(path)] = task.evaluate(model, runner=runner)
   key = task.selection_key
   best = max(per_checkpoint, key=lambda name: per_checkpoint[name][key])
   atomic_write.write_atomic(
@@ -266,11 +282,16 @@ def run(
     output_dir: Optional[str] = None,
     export_dir: Optional[str] = None,
     export_format: str = "saved_model",
-    strategy: str = "default",
+    strategy: Union[str, tf.distribute.Strategy] = "default",
     tpu: Optional[str] = None,
     **task_kwargs,
 ) -> Dict[str, float]:
-  """One `--mode` of fine-tuning; returns the metrics it computed (if any)."""
+  """One `--mode` of fine-tuning; returns the metrics it computed (if any).
+
+  `strategy` is a `--strategy` name (with `tpu`), or a strategy already
+  built (`run_seeds`: one per process). Training, evaluation and
+  prediction run on its replicas; an export is written from one device.
+  """
   if mode not in MODES:
     raise ValueError(f"mode={mode!r} is not one of {MODES}")
   if mode == "export" and not export_dir:
@@ -280,9 +301,15 @@ def run(
   if init_checkpoint is not None:
     task_kwargs["init_checkpoint"] = init_checkpoint
   task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
+  if isinstance(strategy, str) and mode != "export":
+    check_task_setup(task, model_dir, strategy, tpu)
+    strategy = strategy_lib.make_strategy(strategy, tpu=tpu)
+  elif mode == "export":
+    strategy = None
+  runner = Replicated(strategy, TrainerConfig().jit_compile)
   task.use_model_dir(model_dir)
   if mode == "eval" and checkpoint == "all":
-    results = evaluate_checkpoints(task, model_dir)
+    results = evaluate_checkpoints(task, model_dir, runner)
     logging.info("Eval results: %s", write_eval_results(model_dir, results))
     return results
   if mode in ("train", "train_and_eval"):
@@ -290,15 +317,14 @@ def run(
         task,
         model_dir=model_dir,
         strategy=strategy,
-        tpu=tpu,
         keep_best=mode == "train_and_eval" and bool(task.eval_splits),
     )
     if mode == "train":
       return {}
-    results = best_results(task, trainer.model, model_dir, results)
+    results = best_results(task, trainer.model, model_dir, results, runner)
     logging.info("Eval results: %s", write_eval_results(model_dir, results))
     return results
-  model, path = trained_model(task, model_dir, checkpoint)
+  model, path = trained_model(task, model_dir, checkpoint, strategy)
   if mode in ("predict", "export"):
     # What the dev evaluation chose (a null threshold, label thresholds).
     chosen = read_eval_results(model_dir)
@@ -306,7 +332,7 @@ def run(
       task.use_eval_results(chosen)
   if mode == "predict":
     paths = task.predict_to_files(
-        model, output_dir or os.path.join(model_dir, "predictions")
+        model, output_dir or os.path.join(model_dir, "predictions"), runner
     )
     logging.info("Wrote %s", ", ".join(paths))
     return {}
@@ -314,11 +340,29 @@ def run(
     export(task, model, export_dir, export_format)
     return {}
   results = {
-      **task.evaluate(model),
+      **task.evaluate(model, runner=runner),
       "checkpoint_step": float(checkpoints.step_of(path)),
   }
   logging.info("Eval results: %s", write_eval_results(model_dir, results))
   return results
+
+
+def check_task_setup(
+    task: FinetuneTask, model_dir: str, strategy: str, tpu: Optional[str]
+) -> None:
+  """Refuses before any work what `strategy` cannot run (one line):
+  `strategy_lib.check_setup` with the task's paths."""
+  strategy_lib.check_setup(
+      strategy,
+      tpu,
+      mixed_precision_policy=TrainerConfig().mixed_precision_policy,
+      paths={
+          "--model_dir": model_dir,
+          "--data_dir": task.data_dir,
+          "--cache_dir": task.cache_dir,
+          "--init_checkpoint": task.init_checkpoint,
+      },
+  )
 
 
 def seed_dir(model_dir: str, seed: int) -> str:
@@ -334,93 +378,3 @@ def best_seed_dir(model_dir: str) -> str:
   best = json.loads(files.read_text(path))["best_seed"]
   logging.info("%s: the best of its seeds is seed %d", model_dir, best)
   return seed_dir(model_dir, best)
-
-
-def run_seeds(
-    seeds: Sequence[int],
-    *,
-    mode: str,
-    model_dir: str,
-    gin_file: Sequence[str] = (),
-    gin_param: Sequence[str] = (),
-    keep_all_seeds: bool = False,
-    **kwargs,
-) -> Dict[str, float]:
-  """Fine-tunes once per seed, each in MODEL_DIR/seed_N, and keeps the best.
-
-  The seed sets the head's initialisation, dropout (`TrainerConfig.seed`)
-  and the order of the training examples (the task's `seed`). Every run is
-  evaluated on dev; the best by the task's main metric is reported and named
-  in MODEL_DIR/seeds.json with every seed's results, and (unless
-  `keep_all_seeds`) the other runs' checkpoints are deleted. eval, predict
-  and export with `--model_dir=MODEL_DIR` then use the best run. A rerun
-  skips the seeds already evaluated and resumes the one interrupted.
-
-  Returns:
-    The best run's metrics, `best_seed`, and `seed_N/<main metric>` of each.
-  """
-  if mode != "train_and_eval":
-    raise ValueError(
-        f"--seeds needs --mode=train_and_eval (not {mode}): the dev metrics "
-        "pick the best seed"
-    )
-  seeds = [int(s) for s in seeds]
-  if not seeds or len(set(seeds)) != len(seeds):
-    raise ValueError(f"--seeds={seeds} must list distinct integers")
-  task = build_task(gin_file=gin_file, gin_param=gin_param)
-  key = task.selection_key
-  results = {}
-  for number, seed in enumerate(seeds, 1):
-    directory = seed_dir(model_dir, seed)
-    done = read_eval_results(directory)
-    if done is not None:
-      results[seed] = done
-      logging.info("Seed %d: already evaluated (%s)", seed, directory)
-      continue
-    logging.info(
-        "Seed %d (%d of %d) into %s", seed, number, len(seeds), directory
-    )
-    results[seed] = run(
-        mode=mode,
-        model_dir=directory,
-        gin_file=gin_file,
-        gin_param=[*gin_param, f"TrainerConfig.seed = {seed}"],
-        seed=seed,
-        **kwargs,
-    )
-    logging.info("Seed %d: %s %.4f", seed, key, results[seed][key])
-  best = max(seeds, key=lambda s: results[s][key])  # the first on ties
-  summary = {
-      "metric": key,
-      "best_seed": best,
-      "best_model_dir": os.path.basename(seed_dir(model_dir, best)),
-      "seeds": {str(s): results[s] for s in seeds},
-  }
-  atomic_write.write_atomic(
-      os.path.join(model_dir, SEEDS_FILE),
-      json.dumps(summary, indent=2, sort_keys=True),
-  )
-  if not keep_all_seeds:
-    for seed in seeds:
-      if seed != best:
-        _remove_checkpoints(seed_dir(model_dir, seed))
-  logging.info(
-      "Best of %d seeds by %s: seed %d (%s)",
-      len(seeds),
-      key,
-      best,
-      ", ".join(f"seed {s}: {results[s][key]:.4f}" for s in seeds),
-  )
-  return {
-      **results[best],
-      "best_seed": float(best),
-      **{f"seed_{s}/{key}": results[s][key] for s in seeds},
-  }
-
-
-def _remove_checkpoints(directory: str) -> None:
-  """Deletes a run's checkpoints (and their state file); metrics stay."""
-  files.rmtree(os.path.join(directory, best_checkpoint.BEST_DIR))
-  for name in files.listdir(directory):
-    if name == "checkpoint" or name.startswith("ckpt-"):
-      files.remove(os.path.join(directory, name))

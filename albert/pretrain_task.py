@@ -16,6 +16,7 @@ from albert.pretraining_data import dynamic_masking
 from albert.pretraining_data.data_config import OUTPUT_FORMATS
 from official.errors import DamagedFileError
 from official.errors import InputError
+from official.core import input_pipeline
 from official.core.task import Task
 from official.modeling import fusion
 
@@ -356,16 +357,22 @@ class PretrainTask(Task):
       mlm_nll, sop_ce = self._per_example_losses(outputs, batch)
     else:  # The training step's, not a second softmax over the vocabulary.
       mlm_nll, sop_ce = losses["masked_lm_nll"], losses.get("sentence_order_ce")
+    # Evaluation pads its last batch: those rows weigh nothing.
+    real = batch.get(input_pipeline.IS_REAL_EXAMPLE)
     weights = batch["masked_lm_weights"]
+    if real is not None:
+      weights *= real[:, None]
     by_name["masked_lm_accuracy"].update_state(
         batch["masked_lm_ids"], outputs["mlm_logits"], sample_weight=weights
     )
     by_name["masked_lm_loss"].update_state(mlm_nll, sample_weight=weights)
     if self.sentence_task != "none":
       by_name["sentence_order_accuracy"].update_state(
-          batch["sentence_order_label"], outputs["sentence_order_logits"]
+          batch["sentence_order_label"],
+          outputs["sentence_order_logits"],
+          sample_weight=real,
       )
-      by_name["sentence_order_loss"].update_state(sop_ce)
+      by_name["sentence_order_loss"].update_state(sop_ce, sample_weight=real)
 
   def model_config_dict(self) -> Dict[str, object]:
     return self.config.to_dict()

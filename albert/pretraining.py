@@ -31,6 +31,17 @@ def _build(gin_file, gin_param, strategy, tpu, model_dir):
   task = PretrainTask()
   trainer_config = TrainerConfig()
   optimizer_config = OptimizerConfig()
+  strategy_lib.check_setup(
+      strategy,
+      tpu,
+      mixed_precision_policy=trainer_config.mixed_precision_policy,
+      paths={
+          "--model_dir": model_dir,
+          "PretrainTask.train_file_pattern": task.train_file_pattern,
+          "PretrainTask.eval_file_pattern": task.eval_file_pattern,
+          "PretrainTask.init_checkpoint": task.init_checkpoint,
+      },
+  )
   # Before any other TensorFlow op: multi-worker collectives are configured
   # when the runtime starts.
   distribution = strategy_lib.make_strategy(strategy, tpu=tpu)

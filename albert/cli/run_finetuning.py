@@ -39,6 +39,7 @@ from absl import flags
 
 from albert import cli
 from albert import finetuning
+from albert import seeds as seeds_lib
 from official.errors import InputError
 from official.distribute import strategy as strategy_lib
 
@@ -162,7 +163,7 @@ def main(argv: Sequence[str]) -> None:
       raise InputError(
           f"--seeds={','.join(SEEDS.value)}: list integers, e.g. --seeds=1,2,3"
       ) from None
-    results = finetuning.run_seeds(
+    results = seeds_lib.run_seeds(
         seeds, keep_all_seeds=KEEP_ALL_SEEDS.value, **common
     )
   else:

@@ -9,16 +9,62 @@ the value of their `--strategy` / `--tpu` flags and run everything else inside
 
 import os
 import socket
-from typing import Optional
+from typing import Mapping, Optional
 from urllib import parse
 
 from absl import logging
 import tensorflow as tf
 
+from official.errors import InputError
 from official.errors import UnavailableError
 from official.errors import first_line
 
 STRATEGY_NAMES = ("default", "one_device", "mirrored", "multi_worker", "tpu")
+
+
+def is_remote_tpu(name: str, tpu: Optional[str]) -> bool:
+  """A Cloud TPU reached over the network (a TPU name or grpc:// address),
+  whose hosts run the input pipelines and write the checkpoints; not a TPU
+  VM's own chips (`--tpu=local`)."""
+  return name == "tpu" and bool(tpu) and tpu != "local"
+
+
+def check_setup(
+    name: str,
+    tpu: Optional[str] = None,
+    *,
+    mixed_precision_policy: str = "float32",
+    paths: Mapping[str, Optional[str]] = (),
+) -> None:
+  """Refuses, before a strategy is built and anything is read, a setup the
+  strategy cannot run, in one line.
+
+  Args:
+    name, tpu: the `--strategy` and `--tpu` flags.
+    mixed_precision_policy: `TrainerConfig.mixed_precision_policy`.
+    paths: what each path is (a flag or gin name) -> the path (or
+      comma-separated patterns; None: not given).
+
+  Raises:
+    InputError: float16 on a TPU; a local path with a remote TPU, whose
+      hosts cannot read it.
+  """
+  if name == "tpu" and mixed_precision_policy == "mixed_float16":
+    raise InputError(
+        "TrainerConfig.mixed_precision_policy='mixed_float16' is for GPUs; "
+        "TPUs compute in bfloat16: use 'mixed_bfloat16' with --strategy=tpu"
+    )
+  if not is_remote_tpu(name, tpu):
+    return
+  for what, value in dict(paths).items():
+    for path in (p.strip() for p in (value or "").split(",")):
+      if path and not path.startswith("gs://"):
+        raise InputError(
+            f"{what}={path}: the hosts of TPU {tpu!r} read and write the run's "
+            "files and cannot reach this machine's disk; put it on gs:// (a "
+            "bucket the TPU's service account can use), or run on a TPU VM "
+            "with --tpu=local"
+        )
 
 
 def make_strategy(

@@ -42,6 +42,8 @@ def make_trainer(
     optimizer="lamb",
     policy="float32",
     train_pattern=None,
+    eval_pattern=None,
+    eval_steps=2,
     learning_rate=0.01,
     steps_per_loop=3,
     model_config=TINY,
@@ -51,7 +53,7 @@ def make_trainer(
   task = PretrainTask(
       **(task_kwargs or {}),
       train_file_pattern=train_pattern or str(data_dir / "train-*.tfrecord"),
-      eval_file_pattern=str(data_dir / "eval.tfrecord"),
+      eval_file_pattern=eval_pattern or str(data_dir / "eval.tfrecord"),
       global_batch_size=global_batch_size,
       seq_length=32,
       max_predictions_per_seq=5,
@@ -62,7 +64,7 @@ def make_trainer(
       train_steps=train_steps,
       steps_per_loop=steps_per_loop,
       checkpoint_interval=checkpoint_interval,
-      eval_steps=2,
+      eval_steps=eval_steps,
       gradient_accumulation_steps=accumulation,
       mixed_precision_policy=policy,
       seed=1,
@@ -211,6 +213,31 @@ def test_mirrored_equals_one_device(data_dir, tmp_path):
   assert not np.allclose(
       weights(one)[0], weights(make_trainer(data_dir, tmp_path / "fresh"))[0]
   )  # training moved them
+
+
+def test_mirrored_evaluation_pads_and_equals_one_device(data_dir, tmp_path):
+  # 13 examples: one device reads batches of 8 and 5, two replicas batches
+  # of 4, 4, 4 and 1; the short ones are padded to static shapes (and the
+  # replicas' count to whole steps), and the padding weighs nothing.
+  eval_file = tmp_path / "eval13.tfrecord"
+  write_records(eval_file, 13, seed=11)
+  results = {}
+  for strategy in ("default", "mirrored"):
+    trainer = make_trainer(
+        data_dir,
+        tmp_path / strategy,
+        strategy=strategy,
+        eval_pattern=str(eval_file),
+        eval_steps=100,
+    )
+    results[strategy] = trainer.evaluate(step=0)
+  assert results["default"].keys() == results["mirrored"].keys()
+  for key, value in results["default"].items():
+    assert results["mirrored"][key] == pytest.approx(value, rel=1e-5), key
+  # Every real example counted once: 13 labels, each 0 or 1 correct.
+  assert results["default"]["sentence_order_accuracy"] * 13 == pytest.approx(
+      round(results["default"]["sentence_order_accuracy"] * 13)
+  )
 
 
 @pytest.mark.slow

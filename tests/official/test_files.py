@@ -95,9 +95,7 @@ def test_text_reads_as_open_reads_it():
     "error",
     [tf.errors.PermissionDeniedError, tf.errors.FailedPreconditionError],
 )
-def test_a_refused_object_store_is_one_line_naming_the_path(
-    monkeypatch, error
-):
+def test_a_refused_object_store_is_one_line_naming_the_path(monkeypatch, error):
   def refuse(path):
     raise error(None, None, f"Error executing an HTTP request for {path}")
 

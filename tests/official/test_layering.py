@@ -50,7 +50,7 @@ def test_one_keras_everywhere():
 LAYERS = (
     ("run_pretraining", "run_finetuning", "run_export", "export_tflite"),
     ("cli",),
-    ("benchmarks", "experiments"),
+    ("benchmarks", "experiments", "seeds"),
     ("finetuning", "pretraining"),
     ("tasks", "pretrain_task", "checkpoint_conversion"),
     ("documents_data",),

@@ -2,6 +2,7 @@
 epoch schedule, and training under MirroredStrategy."""
 
 import json
+import random
 
 import numpy as np
 import pytest
@@ -167,3 +168,111 @@ def test_refused_init_checkpoint_leaves_nothing_and_the_fix_runs(
   assert tf.train.latest_checkpoint(str(model_dir)).endswith("ckpt-2")
   assert (model_dir / "model_config.json").exists()
   assert (model_dir / "operative_config.gin").exists()
+
+
+# A fresh process, as above. A classification and a SQuAD task predict with
+# the same weights on one device and on two replicas (batches of 4 split
+# 2 + 2; the last one padded); everything but floating-point noise agrees.
+_PREDICT_BOTH = """
+import filecmp, json, sys
+import gin
+import numpy as np
+import tensorflow as tf
+import tf_keras
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(
+    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+from albert import finetuning
+from official.distribute.replicated import Replicated
+from official.distribute.strategy import make_strategy
+args = json.loads(sys.argv[1])
+mirrored = Replicated(make_strategy("mirrored"))
+assert mirrored.replicas == 2
+report = {}
+for name, recipe, params in args["tasks"]:
+  gin.clear_config()
+  task = finetuning.build_task(
+      gin_file=[recipe], gin_param=params, data_dir=args[name],
+      spm_model_file=args["spm"])
+  tf_keras.utils.set_random_seed(0)
+  one = task.build_model()
+  with mirrored.strategy.scope():
+    two = task.build_model()
+  two.set_weights(one.get_weights())
+  split = task.eval_splits[0]
+  _, features, single = task.predict(one, split)
+  _, _, replicated = task.predict(two, split, mirrored)
+  report[name] = {
+      "features": len(features),
+      "max_diff": max(float(np.max(np.abs(single[k] - replicated[k])))
+                      for k in single),
+      "same_keys": sorted(single) == sorted(replicated),
+      "metrics": [task.evaluate(one), task.evaluate(two, runner=mirrored)],
+  }
+  out = args["root"] + "/" + name
+  written = [task.predict_to_files(one, out + "/one"),
+             task.predict_to_files(two, out + "/two", mirrored)]
+  report[name]["files"] = [p.rsplit("/", 1)[1] for p in written[0]]
+  report[name]["same_files"] = all(
+      filecmp.cmp(a, b, shallow=False) for a, b in zip(*written)
+      if a.endswith(("predictions.json", ".tsv")))
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.slow
+def test_prediction_on_two_replicas_equals_one_device(
+    tmp_path, spm_model, tokenizer
+):
+  from tests.albert.tasks import test_squad_task as squad
+
+  glue = str(tmp_path / "glue")
+  write_sst2(glue, n_train=8, n_dev=9, n_test=5)
+  squad_dir = tmp_path / "squad"
+  squad_dir.mkdir()
+  rng = random.Random(7)
+  words = squad._single_piece_words(tokenizer, 20 + squad.MARKERS)
+  markers, words = words[: squad.MARKERS], words[squad.MARKERS :]
+  for split, n in (("train", 4), ("dev", 11)):
+    squad._write_squad(
+        squad_dir / f"{split}-v1.1.json", rng, words, markers, n, "1.1"
+    )
+  tiny = helpers.TINY_GIN + [
+      "AlbertConfig.dropout_rate = 0.0",
+      "AlbertConfig.attention_dropout_rate = 0.0",
+  ]
+  args = {
+      "root": str(tmp_path),
+      "spm": spm_model,
+      "sst2": glue,
+      "squad": str(squad_dir),
+      "tasks": [
+          (
+              "sst2",
+              "gin/finetune/sst2.gin",
+              tiny
+              + ["GlueTask.seq_length = 24", "GlueTask.eval_batch_size = 4"],
+          ),
+          (
+              "squad",
+              "gin/finetune/squad_v1.gin",
+              tiny
+              + [
+                  "SquadTask.seq_length = 32",
+                  "SquadTask.max_query_length = 8",
+                  "SquadTask.doc_stride = 8",
+                  "SquadTask.eval_batch_size = 4",
+              ],
+          ),
+      ],
+  }
+  run = test_helpers.run(["-c", _PREDICT_BOTH, json.dumps(args)], timeout=600)
+  assert run.returncode == 0, run.stderr[-3000:]
+  report = json.loads(run.stdout.strip().splitlines()[-1])
+  assert report["sst2"]["features"] == 9
+  assert report["squad"]["features"] % 4  # a padded last batch
+  for name, found in report.items():
+    assert found["same_keys"] and found["max_diff"] < 1e-5, (name, found)
+    one, two = found["metrics"]
+    assert one == pytest.approx(two, abs=1e-9), name
+    assert found["files"] and found["same_files"], (name, found)

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from albert import finetuning
+from albert import seeds
 from albert.tasks import classification_metrics
 from albert.tasks.own_data import reader as own_data
 from official.errors import InputError
@@ -388,7 +389,7 @@ def test_seeds_run_once_each_and_keep_the_dev_best(tmp_path, spm_model):
       data_dir=data_dir,
       spm_model_file=spm_model,
   )
-  results = finetuning.run_seeds([1, 2, 3], keep_all_seeds=True, **common)
+  results = seeds.run_seeds([1, 2, 3], keep_all_seeds=True, **common)
   with open(model_dir / "seeds.json") as f:
     summary = json.load(f)
   scores = {int(s): r["dev/accuracy"] for s, r in summary["seeds"].items()}
@@ -411,7 +412,7 @@ def test_seeds_run_once_each_and_keep_the_dev_best(tmp_path, spm_model):
     assert "TrainerConfig.seed = 2" in f.read()
 
   # A rerun evaluates nothing again and now keeps only the best checkpoints.
-  again = finetuning.run_seeds([1, 2, 3], **common)
+  again = seeds.run_seeds([1, 2, 3], **common)
   assert again == results
   for seed in (1, 2, 3):
     kept = tf.train.latest_checkpoint(str(model_dir / f"seed_{seed}"))
@@ -428,4 +429,4 @@ def test_seeds_run_once_each_and_keep_the_dev_best(tmp_path, spm_model):
   )
   assert evaluated["dev/accuracy"] == pytest.approx(scores[best])
   with pytest.raises(ValueError, match="--seeds needs --mode=train_and_eval"):
-    finetuning.run_seeds([1], **{**common, "mode": "train"})
+    seeds.run_seeds([1], **{**common, "mode": "train"})
