@@ -7,7 +7,6 @@ labels, metrics and submission names a task has is read from
 model, alongside MNLI's test sets.
 """
 
-import os
 from typing import List, Optional
 
 import gin
