@@ -413,8 +413,7 @@ def _restore_optimizer(pretrainer: AlbertPretrainer, path: str):
 def check_output_dir(output_dir: str) -> None:
   if not output_dir:
     raise ConversionError("--output_dir is required")
-  if "://" in output_dir:
-    # The formats' own writers (safetensors, transformers' JSON) are local.
+  if "://" in str(output_dir):  # the formats' own writers are local
     raise ConversionError(
         f"--output_dir={output_dir}: the converter writes a local directory; "
         "convert to one, then copy it (e.g. gsutil -m cp -r DIR gs://...)"

@@ -27,13 +27,14 @@ evaluation) lets those finish, then raises `Preempted` too, so the command
 stops instead of going on to what follows.
 """
 
+import contextlib
 import os
 import select
 import signal
 import socket
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from absl import logging
 
@@ -47,6 +48,44 @@ _GRACE_MARGIN_S = 60.0
 # A second Ctrl-C while the main thread is inside TensorFlow: the process
 # exits this long after it unless Python's handler has raised by then.
 _SECOND_INTERRUPT_S = 1.0
+
+
+class LoopClock:
+  """How long a run should still need to stop: the rest of the loop in
+  flight, at the last loop's time per step, and the longest save so far.
+  The trainer times its loops and saves with it; `SignalWatch` asks it
+  when a signal comes."""
+
+  def __init__(self, clock: Callable[[], float] = time.monotonic):
+    self._clock = clock
+    self._loop = None  # (start, steps) of the loop in flight
+    self._step_seconds = None  # of the last loop
+    self._longest_save = 0.0
+
+  @contextlib.contextmanager
+  def loop(self, steps: int) -> Iterator[None]:
+    start = self._clock()
+    self._loop = (start, steps)
+    try:
+      yield
+    finally:
+      self._loop = None
+    self._step_seconds = (self._clock() - start) / steps
+
+  @contextlib.contextmanager
+  def save(self) -> Iterator[None]:
+    start = self._clock()
+    yield
+    self._longest_save = max(self._longest_save, self._clock() - start)
+
+  def time_left(self) -> Optional[float]:
+    """Seconds; None outside a loop or before one has ended."""
+    loop, step_seconds = self._loop, self._step_seconds
+    if loop is None or step_seconds is None:
+      return None
+    start, steps = loop
+    end = start + steps * step_seconds
+    return max(0.0, end - self._clock()) + self._longest_save
 
 
 class SignalWatch:

@@ -15,16 +15,11 @@ its device (`LoopTotals`), which the host reads once when the loop ends. A
 non-finite loss then stops the run; the checkpoint from before the loop
 stays. Preemption is checked between loops (`official.core.preemption`).
 
-`TrainerConfig.jit_compile` compiles the whole replica step with XLA (the
-forward and backward passes of every micro-batch, the gradient sum, the
-clipping, the optimizer update and the metrics) where the strategy has one
-replica; with several replicas, each micro-batch's forward and backward
-pass (the gradient all-reduce stays outside XLA). Under `TPUStrategy` the
-whole step is compiled in any case.
+What each replica runs, and what XLA compiles of it:
+`official.core.replica_steps`.
 """
 
 import os
-import time
 from typing import Dict, Optional
 
 from absl import logging
@@ -33,6 +28,8 @@ import tf_keras
 
 from official.core import checkpoints
 from official.core import input_pipeline
+from official.core.loop_totals import LoopTotals
+from official.core.replica_steps import ReplicaSteps
 from official.core.best_checkpoint import BestCheckpoint
 from official.core import model_config_file
 from official.core import preemption
@@ -45,87 +42,11 @@ from official.distribute import strategy as strategy_lib
 from official.errors import Preempted
 from official.io import atomic_write
 from official.io import files
-from official.modeling import fusion
-from official.modeling import recompute
 from official.optimization.optimizer_config import OptimizerConfig
-from official.training.clipped_update import clipped_update
 
 
 class NonFiniteLossError(FloatingPointError):
   """The training loss became NaN or infinite."""
-
-
-class LoopTotals:
-  """What a compiled training loop keeps on the devices, per replica: the
-  sum of the loss shares of its steps, how many were not finite, and the
-  step of the first that was not. The host reads them once, when the loop
-  has ended (`read`).
-
-  Args:
-    strategy: the variables are made in its scope (sync-on-read: each
-      replica adds to its own copy; reading sums them).
-  """
-
-  def __init__(self, strategy: tf.distribute.Strategy):
-    self._strategy = strategy
-    with strategy.scope():
-      self.loss = self._variable("loop_loss")
-      self.nonfinite = self._variable("loop_nonfinite_steps")
-      self.first_nonfinite = self._variable("loop_first_nonfinite_step")
-
-  @staticmethod
-  def _variable(name: str) -> tf.Variable:
-    return tf.Variable(
-        0.0,
-        name=name,
-        trainable=False,
-        synchronization=tf.VariableSynchronization.ON_READ,
-        aggregation=tf.VariableAggregation.SUM,
-    )
-
-  def reset(self) -> None:
-    """In a replica context, before a loop's first step."""
-    self.loss.assign(0.0)
-    self.nonfinite.assign(0.0)
-    self.first_nonfinite.assign(float("inf"))
-
-  def add(self, loss: tf.Tensor, step: tf.Tensor) -> None:
-    """In a replica context, after a step: its loss share and its number."""
-    loss = tf.cast(loss, tf.float32)
-    bad = tf.logical_not(tf.math.is_finite(loss))
-    self.loss.assign_add(tf.where(bad, 0.0, loss))
-    self.nonfinite.assign_add(tf.cast(bad, tf.float32))
-    first = self.first_nonfinite.read_value()
-    step = tf.cast(step, tf.float32)
-    self.first_nonfinite.assign(tf.where(bad, tf.minimum(first, step), first))
-
-  def read(self):
-    """On the host after a loop: (the sum of the loss shares over replicas
-    and steps, whether every one was finite, the first non-finite step this
-    process saw or None)."""
-    loss = float(self.loss.read_value())
-    finite = float(self.nonfinite.read_value()) == 0
-    first = None
-    if not finite:
-      local = [
-          float(v.numpy())
-          for v in self._strategy.experimental_local_results(
-              self.first_nonfinite
-          )
-      ]
-      first = int(min(local)) if min(local) != float("inf") else None
-    return loss, finite, first
-
-
-def _split_batch(value: tf.Tensor, accumulation: int, size: int):
-  """[accumulation x size, ...] -> [accumulation, size, ...] (static where
-  the batch's shape is)."""
-  rest = value.shape[1:]
-  if rest.is_fully_defined():
-    return tf.reshape(value, [accumulation, size] + rest.as_list())
-  return tf.reshape(
-      value, tf.concat([[accumulation, size], tf.shape(value)[1:]], 0)
-  )
 
 
 class Trainer:
@@ -200,29 +121,24 @@ class Trainer:
         max_to_keep=config.max_checkpoints if self.is_chief else 1,
         step_counter=self.optimizer.iterations,
     )
-    # XLA: the whole replica step where one replica runs it (TPUs compile
-    # it anyway); else each micro-batch's forward and backward pass.
-    self.whole_step_xla = (
-        config.jit_compile
-        and strategy.num_replicas_in_sync == 1
-        and not isinstance(strategy, tf.distribute.TPUStrategy)
-    )
-    self._grad_fn = tf.function(
-        self._micro_batch_gradients,
-        jit_compile=config.jit_compile and not self.whole_step_xla,
-    )
-    self.train_step = self._replica_train_step
-    self.eval_step = self._replica_eval_step
-    if self.whole_step_xla:
-      self.train_step = tf.function(self._replica_train_step, jit_compile=True)
-      self.eval_step = tf.function(self._replica_eval_step, jit_compile=True)
     self._totals = LoopTotals(strategy)
-    self._signals = preemption.SignalWatch(
-        config.preemption_grace_seconds, time_left=self._time_left
+    steps = ReplicaSteps(
+        task=task,
+        model=self.model,
+        optimizer=self.optimizer,
+        config=config,
+        micro_batch_size=self.micro_batch_size,
+        metrics=(self.train_metrics, self.eval_metrics),
+        totals=self._totals,
+        replicas=strategy.num_replicas_in_sync,
+        tpu=isinstance(strategy, tf.distribute.TPUStrategy),
     )
-    self._loop_timing = None  # (start, steps) of the loop in flight
-    self._step_seconds = None  # of the last loop
-    self._longest_save = 0.0
+    self.whole_step_xla = steps.whole_step_xla
+    self.train_step, self.eval_step = steps.train, steps.eval
+    self._clock = preemption.LoopClock()
+    self._signals = preemption.SignalWatch(
+        config.preemption_grace_seconds, time_left=self._clock.time_left
+    )
     self._first_nonfinite = None  # of the last loop, on this worker
     self._train_loop = tf.function(self._train_loop_fn)
     self._eval_loop = tf.function(self._eval_loop_fn)
@@ -243,64 +159,6 @@ class Trainer:
 
   def _run(self, fn, args):
     return strategy_lib.run(self.strategy, fn, args)
-
-  def _micro_batch_gradients(self, batch, totals):
-    variables, c = self.model.trainable_variables, self.config
-    with (
-        tf.GradientTape() as tape,
-        recompute.scope(c.recompute, self.model),
-        fusion.scope(c.fused_kernels),
-    ):
-      outputs = self.model(batch, training=True)
-      losses = self.task.compute_loss(outputs, batch, totals)
-      loss = losses["loss"]
-      if isinstance(
-          self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer
-      ):
-        loss = self.optimizer.get_scaled_loss(loss)
-    grads = tape.gradient(loss, variables)
-    grads = [
-        tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
-        for g, v in zip(grads, variables)
-    ]
-    return losses, grads, outputs
-
-  def _replica_train_step(self, batch):
-    """One optimizer step on this replica's `batch` (micro-batch x
-    accumulation examples); its loss share goes to the loop's totals."""
-    context = tf.distribute.get_replica_context()
-    totals = context.all_reduce(
-        tf.distribute.ReduceOp.SUM, self.task.loss_totals(batch)
-    )
-    accumulation = self.config.gradient_accumulation_steps
-    variables = self.model.trainable_variables
-    if accumulation == 1:
-      losses, grads, outputs = self._grad_fn(batch, totals)
-      self.task.update_metrics(self.train_metrics, outputs, batch, losses)
-      loss = losses["loss"]
-    else:
-      # [A x M, ...] -> [A, M, ...]: micro-batch i is a slice of static
-      # shape, as XLA needs it.
-      micro_batches = {
-          k: _split_batch(v, accumulation, self.micro_batch_size)
-          for k, v in batch.items()
-      }
-      grads = [tf.zeros_like(v) for v in variables]
-      loss = tf.constant(0.0)
-      for i in tf.range(accumulation):
-        micro = {k: v[i] for k, v in micro_batches.items()}
-        losses, micro_grads, outputs = self._grad_fn(micro, totals)
-        self.task.update_metrics(self.train_metrics, outputs, micro, losses)
-        grads = [a + g for a, g in zip(grads, micro_grads)]
-        loss += losses["loss"]
-    if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
-      grads = self.optimizer.get_unscaled_gradients(grads)
-    clipped_update(self.optimizer, grads, variables, self.config.clip_norm)
-    self._totals.add(loss, self.optimizer.iterations)
-
-  def _replica_eval_step(self, batch):
-    outputs = self.model(batch, training=False)
-    self.task.update_metrics(self.eval_metrics, outputs, batch)
 
   # --- Compiled loops (cross-replica context) -----------------------------
 
@@ -348,24 +206,10 @@ class Trainer:
       wait for the last): its later steps train on non-finite weights, which
       the caller must not save.
     """
-    self._loop_timing = (time.monotonic(), num_steps)
-    self._train_loop(iterator, tf.constant(num_steps))
-    loss_sum, finite, self._first_nonfinite = self._totals.read()
-    start, _ = self._loop_timing
-    self._step_seconds = (time.monotonic() - start) / num_steps
-    self._loop_timing = None
+    with self._clock.loop(num_steps):
+      self._train_loop(iterator, tf.constant(num_steps))
+      loss_sum, finite, self._first_nonfinite = self._totals.read()
     return loss_sum / num_steps, finite
-
-  def _time_left(self) -> Optional[float]:
-    """Seconds the loop in flight and a save should still take, from the
-    last loop's step time and the longest save so far; None outside a loop
-    or before one has ended (the preemption grace period, `preemption`)."""
-    timing, step_seconds = self._loop_timing, self._step_seconds
-    if timing is None or step_seconds is None:
-      return None
-    start, steps = timing
-    end = start + steps * step_seconds
-    return max(0.0, end - time.monotonic()) + self._longest_save
 
   def train(
       self, config_files: Optional[Dict[str, str]] = None
@@ -519,14 +363,13 @@ class Trainer:
   def _save(self, step: int) -> None:
     """Saves ckpt-`step` (nothing of it left on failure); `_commit`s. A new
     directory gets model_config.json first: no checkpoint is without it."""
-    started = time.monotonic()
-    if self._needs_model_config and self.is_chief:
-      files.makedirs(self.model_dir)
-      model_config_file.write(self.model_dir, self.task.model_config_dict())
-      self._needs_model_config = False
-    checkpoints.save(self.checkpoint_manager, self._write_dir, step)
-    self._commit()
-    self._longest_save = max(self._longest_save, time.monotonic() - started)
+    with self._clock.save():
+      if self._needs_model_config and self.is_chief:
+        files.makedirs(self.model_dir)
+        model_config_file.write(self.model_dir, self.task.model_config_dict())
+        self._needs_model_config = False
+      checkpoints.save(self.checkpoint_manager, self._write_dir, step)
+      self._commit()
 
   def _commit(self) -> None:
     """After the run's first checkpoint (once; the chief only): the

@@ -30,6 +30,7 @@ import tensorflow as tf
 
 from official.errors import InputError
 from official.errors import op_message
+from official.io import ram_fs
 
 # File systems whose rename of a file replaces the target atomically.
 _ATOMIC_RENAME = ("", "file", "ram", "hdfs", "viewfs")
@@ -110,47 +111,16 @@ def access(path: str) -> Iterator[None]:
 
 def exists(path: str) -> bool:
   if scheme(path) == "ram":
-    return _ram_file(path) or _ram_dir(path)
+    return ram_fs.exists(path)
   with access(path):
     return tf.io.gfile.exists(path)
 
 
 def isdir(path: str) -> bool:
   if scheme(path) == "ram":
-    return _ram_dir(path)
+    return ram_fs.isdir(path)
   with access(path):
     return tf.io.gfile.isdir(path)
-
-
-# `ram://`, TensorFlow's in-memory file system (the tests' object store),
-# matches names by prefix: there `ram://d/ckpt-2` "exists", as a directory,
-# beside `ram://d/ckpt-2.index`, and `ram://d/eval` lists `_history.jsonl`
-# of `ram://d/eval_history.jsonl`. A file's `stat` is exact; a directory is
-# one that its parent lists and `stat` calls one.
-
-
-def _ram_file(path: str) -> bool:
-  try:
-    return not tf.io.gfile.stat(path).is_directory
-  except tf.errors.NotFoundError:
-    return False
-
-
-def _ram_dir(path: str) -> bool:
-  path = path.rstrip("/")
-  try:
-    if not tf.io.gfile.stat(path).is_directory:
-      return False
-  except tf.errors.NotFoundError:
-    return False
-  parent, name = posixpath.split(path)
-  if parent in ("ram:", "ram:/"):  # a top-level name: no parent to ask
-    return True
-  return _ram_dir(parent) and name in _raw_names(parent)
-
-
-def _raw_names(path: str) -> List[str]:
-  return [n.rstrip("/") for n in tf.io.gfile.listdir(path)]
 
 
 def isfile(path: str) -> bool:
@@ -166,10 +136,7 @@ def size(path: str) -> int:
 def listdir(path: str) -> List[str]:
   """The names in directory `path`, sorted (no trailing slashes)."""
   if scheme(path) == "ram":
-    directory = path.rstrip("/")
-    return sorted(
-        n for n in _raw_names(path) if exists(posixpath.join(directory, n))
-    )
+    return ram_fs.listdir(path)
   with access(path):
     return sorted(n.rstrip("/") for n in tf.io.gfile.listdir(path))
 
@@ -179,7 +146,7 @@ def glob(pattern: str) -> List[str]:
   with access(pattern):
     found = tf.io.gfile.glob(pattern)
   if scheme(pattern) == "ram":
-    found = [p for p in found if exists(p)]
+    found = [p for p in found if ram_fs.exists(p)]
   return sorted(found)
 
 
@@ -277,12 +244,8 @@ def makedirs(path: str) -> None:
   if is_local(path):
     os.makedirs(_local(path), exist_ok=True)
     return
-  if scheme(path) == "ram":  # its own makedirs skips a name's prefixes
-    parent = posixpath.dirname(path.rstrip("/"))
-    if parent not in ("ram:", "ram:/") and not _ram_dir(parent):
-      makedirs(parent)
-    if not _ram_dir(path):
-      tf.io.gfile.mkdir(path)
+  if scheme(path) == "ram":
+    ram_fs.makedirs(path)
     return
   with access(path):
     tf.io.gfile.makedirs(path)
@@ -421,10 +384,8 @@ def rmtree(path: str) -> None:
     return
   if not isdir(path):
     return
-  if scheme(path) == "ram":  # its rmtree goes by prefix (see above)
-    for name in listdir(path):
-      remove_any(posixpath.join(path.rstrip("/"), name))
-    tf.io.gfile.remove(path)
+  if scheme(path) == "ram":
+    ram_fs.rmtree(path)
     return
   with access(path), contextlib.suppress(tf.errors.NotFoundError):
     tf.io.gfile.rmtree(path)

@@ -384,3 +384,46 @@ def test_helpshort_lists_the_command_flags():
   ):
     run = helpers.run([*command, "--helpshort"], timeout=300)
     assert flag in run.stdout and "--[no]verbose" in run.stdout, run.stdout
+
+
+@pytest.mark.slow
+def test_tpu_setups_that_cannot_run_are_refused_before_any_work(
+    data_dir, tmp_path
+):
+  model_dir = tmp_path / "model"
+  run = helpers.run(
+      _args(data_dir, model_dir, "--strategy=tpu", "--tpu=my-tpu")
+  )
+  helpers.assert_one_line(
+      run,
+      "run_pretraining",
+      f"--model_dir={model_dir}: the hosts of TPU 'my-tpu' read and write",
+      "put it on gs://",
+  )
+  run = helpers.run(
+      _args(
+          data_dir,
+          model_dir,
+          "--strategy=tpu",
+          "--tpu=local",
+          "--gin_param=TrainerConfig.mixed_precision_policy='mixed_float16'",
+      )
+  )
+  helpers.assert_one_line(run, "run_pretraining", "use 'mixed_bfloat16'")
+  run = helpers.run(
+      [
+          "-m",
+          "albert.run_finetuning",
+          "--gin_file=gin/finetune/rte.gin",
+          "--gin_file=gin/tiny.gin",
+          "--model_dir=gs://bucket/rte",
+          f"--data_dir={data_dir}",
+          "--init_checkpoint=gs://bucket/base",
+          "--strategy=tpu",
+          "--tpu=grpc://10.0.0.2:8470",
+      ]
+  )
+  helpers.assert_one_line(
+      run, "run_finetuning", f"--data_dir={data_dir}: the hosts of TPU"
+  )
+  assert not model_dir.exists()

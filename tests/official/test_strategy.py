@@ -5,7 +5,9 @@ import socket
 import pytest
 import tensorflow as tf
 
+from official.distribute.strategy import check_setup
 from official.distribute.strategy import make_strategy
+from official.errors import InputError
 
 
 def test_default_and_one_device():
@@ -63,3 +65,33 @@ def test_unreachable_tpu_fails_fast_with_the_address():
 def test_malformed_tpu_address():
   with pytest.raises(ValueError, match="must look like grpc://HOST:PORT"):
     make_strategy("tpu", tpu="grpc://nohostport")
+
+
+def test_float16_on_a_tpu_is_refused_before_anything_runs():
+  with pytest.raises(
+      InputError,
+      match=r"mixed_float16' is for GPUs; TPUs compute in bfloat16: use "
+      r"'mixed_bfloat16' with --strategy=tpu$",
+  ):
+    check_setup("tpu", "local", mixed_precision_policy="mixed_float16")
+  check_setup("mirrored", mixed_precision_policy="mixed_float16")  # a GPU's
+
+
+@pytest.mark.parametrize("tpu", ["my-tpu", "grpc://10.0.0.2:8470"])
+def test_a_remote_tpu_refuses_local_paths(tpu):
+  paths = {
+      "--model_dir": "gs://bucket/runs/base",
+      "PretrainTask.train_file_pattern": "gs://b/a-*.tfrecord,data/b-*",
+      "PretrainTask.init_checkpoint": None,
+  }
+  with pytest.raises(
+      InputError,
+      match=r"^PretrainTask.train_file_pattern=data/b-\*: the hosts of TPU "
+      rf"'{tpu}' read and write the run's files and cannot reach this "
+      r"machine's disk; put it on gs://",
+  ):
+    check_setup("tpu", tpu, paths=paths)
+  # On gs:// every one: accepted; a TPU VM's own chips read local files.
+  paths["PretrainTask.train_file_pattern"] = "gs://b/a-*.tfrecord"
+  check_setup("tpu", tpu, paths=paths)
+  check_setup("tpu", "local", paths={"--model_dir": "runs/base"})

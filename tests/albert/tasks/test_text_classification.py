@@ -20,6 +20,7 @@ from tests.albert.serving import hostile
 from tests.albert.serving.test_tflite import run_export_tflite
 from tests.albert.serving.test_tflite import tflite_runner
 from tests.albert.tasks import finetune_helpers as helpers
+from tests import helpers as test_helpers
 
 FILLER = (
     "the file name is a string of the module and the list of values "
@@ -430,3 +431,52 @@ def test_seeds_run_once_each_and_keep_the_dev_best(tmp_path, spm_model):
   assert evaluated["dev/accuracy"] == pytest.approx(scores[best])
   with pytest.raises(ValueError, match="--seeds needs --mode=train_and_eval"):
     seeds.run_seeds([1], **{**common, "mode": "train"})
+
+
+# A fresh process per strategy: a multi-worker strategy can be made once per
+# process, and mirrored ones made earlier in a test worker would clash on
+# their collective keys.
+_SEEDS_ON = """
+import json, sys
+from absl import logging
+import tensorflow as tf
+logging.set_verbosity(logging.INFO)
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(
+    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+from albert import seeds
+args = json.loads(sys.argv[1])
+print(json.dumps(seeds.run_seeds([1, 2], **args)))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "strategy,replicas", [("mirrored", 2), ("multi_worker", 1)]
+)
+def test_seeds_share_one_strategy_per_process(
+    tmp_path, spm_model, strategy, replicas
+):
+  data_dir = str(tmp_path / "mydata")
+  write_own_csv(data_dir, n_train=16, n_dev=8, n_test=2)
+  args = dict(
+      mode="train_and_eval",
+      model_dir=str(tmp_path / "model"),
+      gin_file=["gin/finetune/text_classification.gin"],
+      gin_param=helpers.TINY_GIN
+      + helpers.TRAINER_GIN
+      + TRAIN[:2]
+      + ["TextClassificationTask.global_batch_size = 8"],
+      init_checkpoint=helpers.init_checkpoint(tmp_path / "init"),
+      data_dir=data_dir,
+      spm_model_file=spm_model,
+      strategy=strategy,
+  )
+  run = test_helpers.run(["-c", _SEEDS_ON, json.dumps(args)], timeout=600)
+  assert run.returncode == 0, run.stderr[-3000:]
+  made = f"Strategy {strategy} with {replicas} replica(s) in sync"
+  assert run.stderr.count(made) == 1, run.stderr[-3000:]
+  results = json.loads(run.stdout.strip().splitlines()[-1])
+  assert results["best_seed"] in (1.0, 2.0)
+  for seed in (1, 2):
+    assert (tmp_path / "model" / f"seed_{seed}" / "eval_results.json").exists()
