@@ -1,12 +1,20 @@
 """Task abstraction and the generic training loop.
 
   task               Task: model, inputs, loss, metrics, initialize
-  trainer            Trainer: the one loop (and the one `strategy.run`)
+  trainer            Trainer: the loops (no step waits on the host)
+  replica_steps      ReplicaSteps: what one replica runs; what XLA compiles
+  loop_totals        LoopTotals: a loop's loss kept on the devices
   trainer_config     TrainerConfig: steps, intervals, precision, XLA
+  preemption         SignalWatch: SIGTERM / SIGINT read between loops
+  run_lock           one run per model directory
   checkpoints        checkpoint housekeeping and the one reading of a
                      checkpoint path
   checkpoint_damage  which file of a checkpoint is truncated or corrupt
-  input_pipeline     the resumable tf.data tail of every training stream
+  best_checkpoint    evaluate during training, keep the best, stop early
+  input_pipeline     the resumable tf.data tail of every training stream;
+                     static-shape evaluation batches
   model_config_file  MODEL_DIR/model_config.json
+  summaries          TensorBoard scalars, held until the first checkpoint
+  export_base        ExportModule: serving modules without Keras' metadata
   progress           progress lines: counts, rate, ETA
 """

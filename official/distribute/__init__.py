@@ -1,1 +1,2 @@
-"""The one place where tf.distribute strategies are built."""
+"""Strategies: the one factory and the one `strategy.run` (strategy), and
+prediction on every replica (replicated)."""
