@@ -1,4 +1,5 @@
-"""Every file-system call of the package, on `tf.io.gfile`.
+"""Every file-system call of the package: local disks directly, everything
+else through `tf.io.gfile`.
 
 A path may be local or on any file system TensorFlow registers (`gs://`,
 `s3://`, `hdfs://`, and `ram://`, its in-memory one that the tests use as
@@ -15,10 +16,13 @@ after; a directory's files are moved one by one (`rename_tree`).
 
 An object store that refuses access (no credentials, no permission, no
 network) is one line naming the path and how to authenticate
-(`RemoteAccessError`).
+(`RemoteAccessError`). TensorFlow is imported for remote paths only: the
+data tools' worker processes write local files without it.
 """
 
 import contextlib
+import errno
+import glob as local_glob
 import hashlib
 import io
 import os
@@ -26,11 +30,8 @@ import posixpath
 import shutil
 from typing import Iterator, List, Optional, Union
 
-import tensorflow as tf
-
 from official.errors import InputError
 from official.errors import op_message
-from official.io import ram_fs
 
 # File systems whose rename of a file replaces the target atomically.
 _ATOMIC_RENAME = ("", "file", "ram", "hdfs", "viewfs")
@@ -51,6 +52,19 @@ _AUTH_ADVICE = {
 
 class RemoteAccessError(InputError):
   """A remote file system refused access or could not be reached."""
+
+
+def _tf():
+  """TensorFlow, for remote paths (not imported for local ones)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  return tf
+
+
+def _ram():
+  from official.io import ram_fs  # pylint: disable=g-import-not-at-top
+
+  return ram_fs
 
 
 def scheme(path: str) -> str:
@@ -78,11 +92,13 @@ def renames_atomically(path: str) -> bool:
 def access(path: str) -> Iterator[None]:
   """Turns a remote file system's refusal (credentials, permission, network)
   into one line (`RemoteAccessError`) naming `path`; other errors pass."""
+  if is_local(path) or scheme(path) == "ram":
+    yield
+    return
+  tf = _tf()
   try:
     yield
   except tf.errors.OpError as e:
-    if is_local(path) or scheme(path) == "ram":
-      raise
     if isinstance(e, tf.errors.NotFoundError):
       raise
     if not isinstance(
@@ -110,17 +126,21 @@ def access(path: str) -> Iterator[None]:
 
 
 def exists(path: str) -> bool:
+  if is_local(path):
+    return os.path.exists(_local(path))
   if scheme(path) == "ram":
-    return ram_fs.exists(path)
+    return _ram().exists(path)
   with access(path):
-    return tf.io.gfile.exists(path)
+    return _tf().io.gfile.exists(path)
 
 
 def isdir(path: str) -> bool:
+  if is_local(path):
+    return os.path.isdir(_local(path))
   if scheme(path) == "ram":
-    return ram_fs.isdir(path)
+    return _ram().isdir(path)
   with access(path):
-    return tf.io.gfile.isdir(path)
+    return _tf().io.gfile.isdir(path)
 
 
 def isfile(path: str) -> bool:
@@ -129,24 +149,31 @@ def isfile(path: str) -> bool:
 
 def size(path: str) -> int:
   """The file's length in bytes."""
+  if is_local(path):
+    return os.path.getsize(_local(path))
   with access(path):
-    return tf.io.gfile.stat(path).length
+    return _tf().io.gfile.stat(path).length
 
 
 def listdir(path: str) -> List[str]:
   """The names in directory `path`, sorted (no trailing slashes)."""
+  if is_local(path):
+    return sorted(os.listdir(_local(path)))
   if scheme(path) == "ram":
-    return ram_fs.listdir(path)
+    return _ram().listdir(path)
   with access(path):
-    return sorted(n.rstrip("/") for n in tf.io.gfile.listdir(path))
+    return sorted(n.rstrip("/") for n in _tf().io.gfile.listdir(path))
 
 
 def glob(pattern: str) -> List[str]:
   """The paths matching `pattern` (`*`, `?`, `[...]`), sorted."""
+  if is_local(pattern):
+    prefix = "file://" if pattern.startswith("file://") else ""
+    return sorted(prefix + p for p in local_glob.glob(_local(pattern)))
   with access(pattern):
-    found = tf.io.gfile.glob(pattern)
+    found = _tf().io.gfile.glob(pattern)
   if scheme(pattern) == "ram":
-    found = [p for p in found if ram_fs.exists(p)]
+    found = [p for p in found if _ram().exists(p)]
   return sorted(found)
 
 
@@ -172,7 +199,7 @@ def walk_files(directory: str) -> List[str]:
 
 def _reading_error(path: str, what: Optional[str], error) -> InputError:
   reason = (
-      error.strerror or str(error)
+      (error.strerror or str(error))
       if isinstance(error, OSError)
       else op_message(error)
   )
@@ -182,14 +209,20 @@ def _reading_error(path: str, what: Optional[str], error) -> InputError:
 def read_bytes(path: str, what: Optional[str] = None) -> bytes:
   """A file's bytes. With `what` (e.g. "SentencePiece model"), a file that
   cannot be read is one InputError line naming it."""
-  try:
-    if is_local(path):
+  if is_local(path):
+    try:
       with open(_local(path), "rb") as f:
         return f.read()
+    except OSError as e:
+      if what is None:
+        raise
+      raise _reading_error(path, what, e) from None
+  tf = _tf()
+  try:
     with access(path), tf.io.gfile.GFile(path, "rb") as f:
       return f.read()
-  except (OSError, tf.errors.OpError) as e:
-    if what is None or isinstance(e, RemoteAccessError):
+  except tf.errors.OpError as e:
+    if what is None:
       raise
     raise _reading_error(path, what, e) from None
 
@@ -230,7 +263,7 @@ def file_sha256(path: str) -> str:
       for chunk in iter(lambda: f.read(1 << 20), b""):
         digest.update(chunk)
     return digest.hexdigest()
-  with access(path), tf.io.gfile.GFile(path, "rb") as f:
+  with access(path), _tf().io.gfile.GFile(path, "rb") as f:
     for chunk in iter(lambda: f.read(1 << 20), b""):
       digest.update(chunk)
   return digest.hexdigest()
@@ -245,10 +278,10 @@ def makedirs(path: str) -> None:
     os.makedirs(_local(path), exist_ok=True)
     return
   if scheme(path) == "ram":
-    ram_fs.makedirs(path)
+    _ram().makedirs(path)
     return
   with access(path):
-    tf.io.gfile.makedirs(path)
+    _tf().io.gfile.makedirs(path)
 
 
 def write_file(
@@ -267,7 +300,7 @@ def write_file(
         f.flush()
         os.fsync(f.fileno())
     return
-  with access(path), tf.io.gfile.GFile(path, "wb") as f:
+  with access(path), _tf().io.gfile.GFile(path, "wb") as f:
     f.write(data if binary else data.encode("utf-8"))
 
 
@@ -277,7 +310,9 @@ def open_write(
 ) -> Iterator:
   """A file open for writing at `path` (`mode` "w" or "wb", `open`'s
   options for text), synced to a local disk when the block ends; a failed
-  write names `shown_as` (default `path`). Not atomic: see
+  write names `shown_as` (default `path`). Elsewhere the file is kept in
+  memory and written when the block ends without an error, so that a
+  failure leaves no part of it. Not atomic on a local disk: see
   `official.io.atomic_write.atomic_file`."""
   if is_local(path):
     with open(_local(path), mode, **open_kwargs) as f:
@@ -286,32 +321,20 @@ def open_write(
         f.flush()
         os.fsync(f.fileno())
     return
-  with access(path), tf.io.gfile.GFile(path, "wb") as raw:
-    if "b" in mode:
-      yield raw
-      return
+  buffer = io.BytesIO()
+  if "b" in mode:
+    yield buffer
+  else:
     text = io.TextIOWrapper(
-        _Unclosable(raw),
+        buffer,
         encoding=open_kwargs.get("encoding", "utf-8"),
         newline=open_kwargs.get("newline"),
+        write_through=True,
     )
     yield text
     text.flush()
-
-
-class _Unclosable(io.RawIOBase):
-  """A GFile as a raw stream for `io.TextIOWrapper` (closed by its owner)."""
-
-  def __init__(self, gfile):
-    super().__init__()
-    self._gfile = gfile
-
-  def writable(self):
-    return True
-
-  def write(self, data):
-    self._gfile.write(bytes(data))
-    return len(data)
+    text.detach()
+  write_file(path, buffer.getvalue())
 
 
 def _text_options(binary: bool) -> dict:
@@ -339,7 +362,7 @@ def rename(source: str, target: str, overwrite: bool = True) -> None:
       os.rename(_local(source), _local(target))
     return
   with access(target):
-    tf.io.gfile.rename(source, target, overwrite=overwrite)
+    _tf().io.gfile.rename(source, target, overwrite=overwrite)
 
 
 def rename_tree(source: str, target: str) -> None:
@@ -363,8 +386,13 @@ def rename_tree(source: str, target: str) -> None:
 
 
 def copy(source: str, target: str, overwrite: bool = False) -> None:
+  if is_local(source) and is_local(target):
+    if not overwrite and os.path.exists(_local(target)):
+      raise FileExistsError(errno.EEXIST, "File exists", target)
+    shutil.copyfile(_local(source), _local(target))
+    return
   with access(target):
-    tf.io.gfile.copy(source, target, overwrite=overwrite)
+    _tf().io.gfile.copy(source, target, overwrite=overwrite)
 
 
 def remove(path: str) -> None:
@@ -373,6 +401,7 @@ def remove(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
       os.remove(_local(path))
     return
+  tf = _tf()
   with access(path), contextlib.suppress(tf.errors.NotFoundError):
     tf.io.gfile.remove(path)
 
@@ -385,8 +414,9 @@ def rmtree(path: str) -> None:
   if not isdir(path):
     return
   if scheme(path) == "ram":
-    ram_fs.rmtree(path)
+    _ram().rmtree(path)
     return
+  tf = _tf()
   with access(path), contextlib.suppress(tf.errors.NotFoundError):
     tf.io.gfile.rmtree(path)
 

@@ -227,3 +227,37 @@ def test_the_rule_sees_a_local_call(tmp_path):
       (4, "glob.glob"),
       (4, "open"),
   ]
+
+
+def test_without_rename_files_are_written_whole_or_not_at_all(monkeypatch):
+  # An object store renames nothing (ram:// renames files): each file is
+  # written under its own name in one upload, and checked for its size.
+  monkeypatch.setattr(files, "renames_atomically", lambda path: False)
+  root = _ram("objects")
+  atomic_write.write_atomic_files(
+      {f"{root}/a.json": "{}", f"{root}/b.bin": b"\x00" * 3}
+  )
+  with pytest.raises(ZeroDivisionError):
+    with atomic_write.atomic_file(f"{root}/half.csv") as f:
+      f.write("a,b\n")
+      raise ZeroDivisionError
+  with atomic_write.atomic_file(f"{root}/whole.csv", newline="") as f:
+    f.write("a,b\r\n")
+  assert files.listdir(root) == ["a.json", "b.bin", "whole.csv"]
+  assert files.read_bytes(f"{root}/whole.csv") == b"a,b\r\n"
+  assert files.size(f"{root}/b.bin") == 3
+
+
+def test_local_files_need_no_tensorflow():
+  # The data tools' worker processes write their shards through these
+  # modules; importing TensorFlow in each would cost seconds per process.
+  script = (
+      "import sys, tempfile\n"
+      "from official.io import atomic_write, files\n"
+      "d = tempfile.mkdtemp()\n"
+      "atomic_write.write_atomic(d + '/a.json', '{}')\n"
+      "assert files.listdir(d) == ['a.json'] and files.glob(d + '/*.json')\n"
+      "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
+  )
+  run = helpers.run(["-c", script], fork=False)
+  assert run.returncode == 0, run.stderr[-2000:]
