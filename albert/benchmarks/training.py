@@ -48,6 +48,9 @@ class TrainBenchmark:
     warmup_steps: untimed steps first.
     rounds: rounds of turns between the two fastest (stage 2).
     torch: also measure transformers' model where torch is installed.
+    torch_compile: with `torch`, under `torch.compile` as well as eager
+      (the peer at its best; False only to save its compile time: a
+      ratio against eager alone is not a headline).
     recompute: ours with `TrainerConfig.recompute` (activations recomputed
       in the backward pass).
     xla: also measure ours under XLA.
@@ -67,6 +70,7 @@ class TrainBenchmark:
   warmup_steps: int = 2
   rounds: int = 5
   torch: bool = True
+  torch_compile: bool = True
   recompute: bool = False
   xla: bool = True
   against_gin_params: Sequence[str] = ()
@@ -187,7 +191,8 @@ def _torch_available() -> bool:
 def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
   """Stage 1 for every variant of `precision`, then stage 2 for the fastest."""
   report = {"native": cpu.native(precision), "variants": {}}
-  peers = PEERS if with_torch and cpu.native(precision) else ()
+  peers = PEERS if s.torch_compile else PEERS[:1]
+  peers = peers if with_torch and cpu.native(precision) else ()
   if with_torch and not peers:
     report["note"] = (
         f"{cpu.model} has no native {precision[6:]} matrix "

@@ -67,6 +67,13 @@ JSON = flags.DEFINE_bool("json", False, "Print one JSON object.")
 TORCH = flags.DEFINE_bool(
     "torch", True, "Also measure transformers' PyTorch model if present."
 )
+TORCH_COMPILE = flags.DEFINE_bool(
+    "torch_compile",
+    True,
+    "With --torch: also under torch.compile, the peer at its best (its "
+    "compile takes minutes on a CPU; --notorch_compile measures eager only, "
+    "which is no headline).",
+)
 
 
 RECOMPUTE = flags.DEFINE_bool(
@@ -106,6 +113,7 @@ def main(argv):
       warmup_steps=WARMUP.value,
       rounds=ROUNDS.value,
       torch=TORCH.value,
+      torch_compile=TORCH_COMPILE.value,
       recompute=RECOMPUTE.value,
       xla=XLA.value,
       against_gin_params=tuple(AGAINST.value),

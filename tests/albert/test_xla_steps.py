@@ -182,13 +182,22 @@ def _float32_after():
 _RUNS = ((False, 1), (True, 1), (True, 2))
 
 
-@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
-@pytest.mark.parametrize("input_format", ["examples", "documents"])
+# The documents reader feeds the same batch (keys, shapes, dtypes) to the same
+# step as the examples reader: its case checks its static inputs and one
+# compiled step.
+@pytest.mark.parametrize(
+    "input_format,policy,runs",
+    [
+        ("examples", "float32", _RUNS),
+        ("examples", "mixed_bfloat16", _RUNS),
+        ("documents", "float32", _RUNS[:2]),
+    ],
+)
 def test_pretraining_steps_compile(
-    data, tmp_path, input_format, policy, _float32_after
+    data, tmp_path, input_format, policy, runs, _float32_after
 ):
   losses, evals = [], []
-  for jit, accumulation in _RUNS:
+  for jit, accumulation in runs:
     task = _pretrain_task(data, input_format)
     trainer = _trainer(
         task, tmp_path, jit=jit, policy=policy, accumulation=accumulation
@@ -198,12 +207,14 @@ def test_pretraining_steps_compile(
     loss, finite = trainer.run_steps(trainer.train_iterator(), 1)
     assert finite
     losses.append(loss)
-    if accumulation == 1:
+    if accumulation == 1 and input_format == "examples":
       _assert_static(trainer._dataset(training=False).element_spec, "eval")
       evals.append(trainer.evaluate(step=1))
   tolerance = _tolerance(policy)
-  assert losses[1:] == pytest.approx([losses[0]] * 2, rel=tolerance)
-  for key, value in evals[0].items():
+  assert losses[1:] == pytest.approx(
+      [losses[0]] * (len(runs) - 1), rel=tolerance
+  )
+  for key, value in (evals or [{}])[0].items():
     assert evals[1][key] == pytest.approx(value, rel=tolerance, abs=1e-3), key
 
 

@@ -91,9 +91,10 @@ def test_recompute_without_xla_against_plain_kernels():
 def test_float32_against_the_fastest_peer():
   if helpers.run(["-c", "import torch, transformers"]).returncode != 0:
     pytest.skip("torch and transformers are not installed")
-  report = _run(*TINY, "--precision=float32")
+  # XLA's variant: test_bfloat16_with_trainer_bindings.
+  report = _run(*TINY, "--precision=float32", "--noxla")
   r = report["precisions"]["float32"]
-  assert set(r["variants"]) == {"tf", "tf_xla", "torch_eager", "torch_compile"}
+  assert set(r["variants"]) == {"tf", "torch_eager", "torch_compile"}
   peers = {
       n: r["variants"][n]["examples_per_s"]
       for n in ("torch_eager", "torch_compile")
@@ -107,10 +108,12 @@ def test_float32_against_the_fastest_peer():
 def test_classification_fine_tuning_against_the_peer():
   if helpers.run(["-c", "import torch, transformers"]).returncode != 0:
     pytest.skip("torch and transformers are not installed")
-  report = _run(*TINY, "--task=classification", "--noxla")
+  # torch.compile's own compile takes a minute here: the float32 test
+  # covers that peer.
+  report = _run(*TINY, "--task=classification", "--noxla", "--notorch_compile")
   assert report["task"] == "classification"
   r = report["precisions"]["float32"]
-  assert set(r["variants"]) == {"tf", "torch_eager", "torch_compile"}
+  assert set(r["variants"]) == {"tf", "torch_eager"}
   # Both sides start a fresh 3-class head: cross-entropy near ln 3.
   for name, v in r["variants"].items():
     assert abs(v["first_loss"] - math.log(3)) < 0.3, (name, v["first_loss"])

@@ -466,7 +466,10 @@ def test_seeds_share_one_strategy_per_process(
       gin_param=helpers.TINY_GIN
       + helpers.TRAINER_GIN
       + TRAIN[:2]
-      + ["TextClassificationTask.global_batch_size = 8"],
+      + [
+          "TextClassificationTask.global_batch_size = 8",
+          "EpochSchedule.train_epochs = 1.0",
+      ],
       init_checkpoint=helpers.init_checkpoint(tmp_path / "init"),
       data_dir=data_dir,
       spm_model_file=spm_model,
