@@ -37,6 +37,23 @@ _TINY = dict(
 )
 
 
+# The head of a `-c` script run in a fresh process (`run`) with two logical
+# CPU devices, as the suite's own processes have (conftest.py), and absl's
+# INFO lines on stderr. A fresh process: the collective-op keys of
+# MirroredStrategy restart with every strategy, so strategies built earlier
+# in a test worker would clash with a new one; a multi-worker strategy can
+# be made once per process.
+TWO_CPUS_SCRIPT = """
+import json, sys
+from absl import logging
+import tensorflow as tf
+logging.set_verbosity(logging.INFO)
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(
+    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+"""
+
+
 def tiny_config(**overrides) -> AlbertConfig:
   """A tiny `AlbertConfig`: 2 layers, H=16, E=8, V=64, 32 positions."""
   return AlbertConfig(**{**_TINY, **overrides})

@@ -171,7 +171,7 @@ class SignalWatch:
     if signum == signal.SIGINT:
       self._interrupts += 1
       if self._interrupts > 1:
-        raise KeyboardInterrupt  # the second Ctrl-C: stop now
+        raise KeyboardInterrupt  # the second Ctrl-C: stop now (and unwind)
     self._note(signum)
 
   def _read_signals(self) -> None:
@@ -200,7 +200,7 @@ class SignalWatch:
     """A second Ctrl-C: Python's handler raises KeyboardInterrupt as soon as
     the main thread runs Python; if TensorFlow still holds it, exit."""
     time.sleep(_SECOND_INTERRUPT_S)
-    if self._active:
+    if self._active and self._interrupts < 2:  # Python's handler has not run
       logging.error("interrupted twice: stopping now, without a checkpoint")
       logging.flush()
       os._exit(128 + signal.SIGINT)  # pylint: disable=protected-access

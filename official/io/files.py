@@ -32,26 +32,13 @@ from typing import Iterator, List, Optional, Union
 
 from official.errors import InputError
 from official.errors import op_message
+from official.io.remote import RemoteAccessError  # noqa: F401 (re-exported)
+from official.io.remote import access
+from official.io.remote import is_local
+from official.io.remote import scheme
 
 # File systems whose rename of a file replaces the target atomically.
 _ATOMIC_RENAME = ("", "file", "ram", "hdfs", "viewfs")
-
-# How to authenticate, by scheme.
-_AUTH_ADVICE = {
-    "gs": (
-        "authenticate with `gcloud auth application-default login` or "
-        "GOOGLE_APPLICATION_CREDENTIALS=KEY.json (on a Cloud TPU or GCE VM, "
-        "give its service account access to the bucket)"
-    ),
-    "s3": (
-        "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an AWS profile) "
-        "and AWS_REGION"
-    ),
-}
-
-
-class RemoteAccessError(InputError):
-  """A remote file system refused access or could not be reached."""
 
 
 def _tf():
@@ -67,17 +54,6 @@ def _ram():
   return ram_fs
 
 
-def scheme(path: str) -> str:
-  """`gs` of `gs://bucket/x`; "" for a local path."""
-  head, sep, _ = str(path).partition("://")
-  return head if sep else ""
-
-
-def is_local(path: str) -> bool:
-  """A path on this machine's disks (plain or `file://`)."""
-  return scheme(path) in ("", "file")
-
-
 def _local(path: str) -> str:
   path = os.fspath(path)
   return path[len("file://") :] if path.startswith("file://") else path
@@ -86,40 +62,6 @@ def _local(path: str) -> str:
 def renames_atomically(path: str) -> bool:
   """Whether renaming a file onto `path` replaces it atomically."""
   return scheme(path) in _ATOMIC_RENAME
-
-
-@contextlib.contextmanager
-def access(path: str) -> Iterator[None]:
-  """Turns a remote file system's refusal (credentials, permission, network)
-  into one line (`RemoteAccessError`) naming `path`; other errors pass."""
-  if is_local(path) or scheme(path) == "ram":
-    yield
-    return
-  tf = _tf()
-  try:
-    yield
-  except tf.errors.OpError as e:
-    if isinstance(e, tf.errors.NotFoundError):
-      raise
-    if not isinstance(
-        e,
-        (
-            tf.errors.PermissionDeniedError,
-            tf.errors.UnauthenticatedError,
-            tf.errors.FailedPreconditionError,
-            tf.errors.UnavailableError,
-            tf.errors.DeadlineExceededError,
-            tf.errors.AbortedError,
-        ),
-    ):
-      raise
-    advice = _AUTH_ADVICE.get(
-        scheme(path),
-        f"check the credentials and the network for {scheme(path)}://",
-    )
-    raise RemoteAccessError(
-        f"cannot access {path}: {op_message(e)}; {advice}"
-    ) from e
 
 
 # --- Queries --------------------------------------------------------------

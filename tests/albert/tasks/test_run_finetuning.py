@@ -75,16 +75,10 @@ def _weights(model_dir):
   }
 
 
-# A fresh process: collective-op keys restart with every MirroredStrategy, so
-# strategies built earlier in a test worker would clash with this one.
-_TRAIN_BOTH = """
-import json, sys
-from absl import logging
-import tensorflow as tf
-logging.set_verbosity(logging.INFO)
-cpus = tf.config.list_physical_devices("CPU")
-tf.config.set_logical_device_configuration(
-    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+# A fresh process (test_helpers.TWO_CPUS_SCRIPT says why).
+_TRAIN_BOTH = (
+    test_helpers.TWO_CPUS_SCRIPT
+    + """
 from tests.albert.tasks import finetune_helpers as helpers
 args = json.loads(sys.argv[1])
 metrics = {}
@@ -95,6 +89,7 @@ for strategy in ("default", "mirrored"):
       data_dir=args["data_dir"], spm_model_file=args["spm"], strategy=strategy)
 print(json.dumps(metrics))
 """
+)
 
 
 @pytest.mark.slow
@@ -173,15 +168,13 @@ def test_refused_init_checkpoint_leaves_nothing_and_the_fix_runs(
 # A fresh process, as above. A classification and a SQuAD task predict with
 # the same weights on one device and on two replicas (batches of 4 split
 # 2 + 2; the last one padded); everything but floating-point noise agrees.
-_PREDICT_BOTH = """
-import filecmp, json, sys
+_PREDICT_BOTH = (
+    test_helpers.TWO_CPUS_SCRIPT
+    + """
+import filecmp
 import gin
 import numpy as np
-import tensorflow as tf
 import tf_keras
-cpus = tf.config.list_physical_devices("CPU")
-tf.config.set_logical_device_configuration(
-    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
 from albert import finetuning
 from official.distribute.replicated import Replicated
 from official.distribute.strategy import make_strategy
@@ -218,6 +211,7 @@ for name, recipe, params in args["tasks"]:
       if a.endswith(("predictions.json", ".tsv")))
 print(json.dumps(report))
 """
+)
 
 
 @pytest.mark.slow

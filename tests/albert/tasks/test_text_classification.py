@@ -433,21 +433,15 @@ def test_seeds_run_once_each_and_keep_the_dev_best(tmp_path, spm_model):
     seeds.run_seeds([1], **{**common, "mode": "train"})
 
 
-# A fresh process per strategy: a multi-worker strategy can be made once per
-# process, and mirrored ones made earlier in a test worker would clash on
-# their collective keys.
-_SEEDS_ON = """
-import json, sys
-from absl import logging
-import tensorflow as tf
-logging.set_verbosity(logging.INFO)
-cpus = tf.config.list_physical_devices("CPU")
-tf.config.set_logical_device_configuration(
-    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+# A fresh process per strategy (test_helpers.TWO_CPUS_SCRIPT says why).
+_SEEDS_ON = (
+    test_helpers.TWO_CPUS_SCRIPT
+    + """
 from albert import seeds
 args = json.loads(sys.argv[1])
 print(json.dumps(seeds.run_seeds([1, 2], **args)))
 """
+)
 
 
 @pytest.mark.slow
