@@ -7,6 +7,7 @@ import sys
 
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
@@ -61,7 +62,9 @@ CONFIG = helpers.tiny_config(
 
 
 def _write_model(root):
-  tf.random.set_seed(3)
+  # Every seed (Keras draws its initialisers' from Python's `random`): the
+  # same weights whatever ran before in the worker that makes them.
+  tf_keras.utils.set_random_seed(3)
   pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(CONFIG))
   pretrainer(pretrainer.dummy_inputs())
   tf.train.Checkpoint(model=pretrainer).write(str(root / "ckpt-1"))
