@@ -34,7 +34,8 @@ import numpy as np
 import tensorflow as tf
 
 from albert import data
-from albert import features
+from albert import masking_ops
+from albert.masking_ops import MaskingOps
 from albert.pretraining_data import documents_format
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import DocumentPool
@@ -46,6 +47,8 @@ from official.errors import InputError
 
 # Documents paired per call (amortises the Python call).
 DOCUMENTS_PER_CALL = 32
+# The masks' stream of draws (the pairs' is the Python pairing's own).
+_MASKS = 12
 # Options of the manifest's flags that the run may not change between
 # directories read together.
 _PAIRING_OPTIONS = (
@@ -302,29 +305,35 @@ def documents_dataset(
   pairs = documents.map(
       pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
   ).unbatch()
-  record_features = features.PRETRAINING_FEATURES
-
-  def mask_arrays(*arrays):
-    masked = examples.mask(*arrays)
-    return tuple(masked[f.record_name] for f in record_features)
+  masking = MaskingOps(
+      is_word_start=source.vocabulary.is_word_start,
+      mask_id=source.vocabulary.mask_id,
+      replacement_ids=source.vocabulary.replacement_ids,
+      masked_lm_prob=config.masked_lm_prob,
+      max_predictions_per_seq=config.max_predictions_per_seq,
+      ngram=config.ngram,
+      favor_shorter_ngram=config.favor_shorter_ngram,
+      do_whole_word_mask=config.do_whole_word_mask,
+      seq_length=seq_length,
+  )
+  mask_seed = seed if masking_seed is None else masking_seed
 
   def mask(batch):
-    outputs = tf.numpy_function(
-        mask_arrays,
-        [batch[name] for name in PAIR_FIELDS],
-        [
-            tf.float32 if f.dtype == "float32" else tf.int32
-            for f in record_features
-        ],
-        stateful=False,
+    # A pair's masks: (seed, epoch, document, its index there) only.
+    epoch = batch["epoch"]
+    if masking_seed is not None:
+      epoch = tf.zeros_like(epoch)
+    keys = masking_ops.row_keys(
+        mask_seed,
+        epoch,
+        tf.fill(tf.shape(epoch), tf.constant(_MASKS, tf.int64)),
+        batch["document"],
+        batch["index"],
     )
-    lengths = features.feature_lengths(seq_length, max_predictions_per_seq)
-    for f, value in zip(record_features, outputs):
-      value.set_shape([None, lengths[f.record_name]])
-    return data.model_batch(
-        {f.record_name: v for f, v in zip(record_features, outputs)},
-        vocab_size,
+    record = masking(
+        batch["ids"], batch["len_a"], batch["length"], batch["label"], keys
     )
+    return data.model_batch(record, vocab_size)
 
   return resumable_batches(
       pairs,

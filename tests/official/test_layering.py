@@ -54,7 +54,7 @@ LAYERS = (
     ("finetuning", "pretraining"),
     ("tasks", "pretrain_task", "checkpoint_conversion"),
     ("documents_data",),
-    ("serving", "warm_start", "data", "pretraining_data"),
+    ("serving", "warm_start", "data", "pretraining_data", "masking_ops"),
     ("model_dir", "features", "text"),
     ("modeling", "configs", "environment"),
 )
