@@ -1,21 +1,23 @@
 """`documents_dataset`: documents-format shards -> batches, masked as read.
 
 Shards of `create_pretraining_data --output_format=documents` hold each
-document once; this pipeline pairs and masks them inside `tf.data` with the
-offline generator's code (`pretraining_data.dynamic_masking`), new pairs and
-masks every epoch, and gives the same batches as `data.pretraining_dataset`.
+document once; this pipeline pairs (`pairing_ops.PairingOps`) and masks
+(`masking_ops.MaskingOps`) them inside `tf.data`, in TensorFlow ops only: it
+runs on every core of the host, and where the input pipeline has no Python
+(a TPU host, a tf.data service worker). It gives new pairs and masks every
+epoch, by the offline generator's rules (`pretraining_data.instances`,
+`masking`, which the tests compare it with), and the same batches as
+`data.pretraining_dataset`.
 
 Order, as the examples reader: every epoch the file list is shuffled (seeded
-by the seed and the epoch), `cycle_length` files are read interleaved, the
-documents are paired (a batch of documents per call), the pairs pass through
-a shuffle buffer of `shuffle_buffer_size`, then they are batched and masked.
+by the seed and the epoch), `cycle_length` files are read interleaved, each
+document is paired (in parallel, in order), the pairs pass through a shuffle
+buffer of `shuffle_buffer_size`, then they are batched and masked.
 
 What a pair and its masks are depends only on the seed, the epoch and the
-document (see dynamic_masking), so any number of input pipelines or hosts
-gives the same examples. Resuming skips the pairs already consumed after the
-shuffle buffer and before masking: a resumed run pairs the documents it has
-read again (the cheaper stage, about a third of the work) and masks only what
-it trains on.
+document (a counter-based hash of them, see masking_ops), so any number of
+input pipelines or hosts gives the same examples. Resuming skips the pairs
+already consumed after the shuffle buffer and before masking.
 
 Options come from the data's manifest ("flags", "vocabulary"): the
 sequence length, masked positions and sentence task are the run's
@@ -36,19 +38,18 @@ import tensorflow as tf
 from albert import data
 from albert import masking_ops
 from albert.masking_ops import MaskingOps
+from albert.pairing_ops import PairingOps
 from albert.pretraining_data import documents_format
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import DocumentPool
-from albert.pretraining_data.dynamic_masking import DynamicExamples
-from albert.pretraining_data.dynamic_masking import PAIR_FIELDS
 from albert.pretraining_data.instances import Document
 from official.core.input_pipeline import resumable_batches
 from official.errors import InputError
 
-# Documents paired per call (amortises the Python call).
-DOCUMENTS_PER_CALL = 32
-# The masks' stream of draws (the pairs' is the Python pairing's own).
-_MASKS = 12
+# Documents parsed per call.
+DOCUMENTS_PER_BATCH = 32
+# Streams of draws: a document's pairs, a pair's masks.
+_PAIRS, _MASKS = 11, 12
 # Options of the manifest's flags that the run may not change between
 # directories read together.
 _PAIRING_OPTIONS = (
@@ -247,13 +248,22 @@ def documents_dataset(
   source = read_documents_data(file_pattern, "PretrainTask data")
   config = source.config(seq_length, max_predictions_per_seq, sentence_task)
   pool = source.pool() if config.uses_random_documents else None
-  examples = DynamicExamples(
-      config,
-      source.vocabulary,
-      pool,
-      seed if masking_seed is None else masking_seed,
-      pinned=masking_seed is not None,
+  pairing = PairingOps(
+      seq_length=seq_length,
+      short_seq_prob=config.short_seq_prob,
+      sentence_task=config.sentence_task,
+      single_segment=config.single_segment,
+      is_word_start=source.vocabulary.is_word_start,
+      cls_id=source.vocabulary.cls_id,
+      sep_id=source.vocabulary.sep_id,
+      pool=pool,
   )
+  # The pairs' and masks' seed; pinned: the same every epoch.
+  pair_seed = seed if masking_seed is None else masking_seed
+
+  def epoch_key(epoch):
+    return epoch if masking_seed is None else tf.zeros_like(epoch)
+
   reading = data.PipelineFiles.of(source.files, input_context, cycle_length)
   logging.info(
       "Pairing and masking %d documents files as read (%d interleaved, "
@@ -278,29 +288,38 @@ def documents_dataset(
     )
     return documents.map(lambda record: (epoch, record))
 
-  epochs = tf.data.Dataset.range(np.iinfo(np.int64).max if training else 1)
-  documents = epochs.flat_map(epoch_documents).batch(DOCUMENTS_PER_CALL)
-
-  def pair(epoch, records):
+  def parse(epochs, records):
     parsed = tf.io.parse_example(records, _SPEC)
-    tokens, lengths = parsed["token_ids"], parsed["segment_lengths"]
-    outputs = tf.numpy_function(
-        examples.pairs,
-        [
-            epoch,
-            parsed["document_id"][:, 0],
-            tokens.flat_values,
-            tokens.row_splits,
-            lengths.flat_values,
-            lengths.row_splits,
-        ],
-        [tf.int32, tf.int32, tf.int32, tf.int32, tf.int64, tf.int64, tf.int32],
-        stateful=False,
+    return {
+        "epoch": epochs,
+        "document": parsed["document_id"][:, 0],
+        "tokens": parsed["token_ids"],
+        "lengths": parsed["segment_lengths"],
+    }
+
+  epochs = tf.data.Dataset.range(np.iinfo(np.int64).max if training else 1)
+  documents = (
+      epochs.flat_map(epoch_documents)
+      .batch(DOCUMENTS_PER_BATCH)
+      .map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+      .unbatch()
+  )
+
+  def pair(document):
+    # A document's pairs: (seed, epoch, document) only.
+    key = masking_ops.row_keys(
+        pair_seed,
+        epoch_key(document["epoch"]),
+        tf.constant(_PAIRS, tf.int64),
+        document["document"],
     )
-    outputs[0].set_shape([None, seq_length])
-    for tensor in outputs[1:]:
-      tensor.set_shape([None])
-    return dict(zip(PAIR_FIELDS, outputs))
+    pairs = pairing(
+        document["tokens"], document["lengths"], document["document"], key
+    )
+    count = tf.shape(pairs["ids"])[0]
+    pairs["epoch"] = tf.fill([count], document["epoch"])
+    pairs["document"] = tf.fill([count], document["document"])
+    return pairs
 
   pairs = documents.map(
       pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
@@ -316,15 +335,12 @@ def documents_dataset(
       do_whole_word_mask=config.do_whole_word_mask,
       seq_length=seq_length,
   )
-  mask_seed = seed if masking_seed is None else masking_seed
 
   def mask(batch):
     # A pair's masks: (seed, epoch, document, its index there) only.
-    epoch = batch["epoch"]
-    if masking_seed is not None:
-      epoch = tf.zeros_like(epoch)
+    epoch = epoch_key(batch["epoch"])
     keys = masking_ops.row_keys(
-        mask_seed,
+        pair_seed,
         epoch,
         tf.fill(tf.shape(epoch), tf.constant(_MASKS, tf.int64)),
         batch["document"],

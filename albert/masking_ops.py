@@ -60,15 +60,24 @@ def row_keys(seed: int, *words: tf.Tensor) -> tf.Tensor:
   return key
 
 
-def uniform(keys: tf.Tensor, stream: int, width: int) -> tf.Tensor:
-  """float32 [B, width] in [0, 1): draw j of row b's stream."""
-  j = _u32(tf.range(width))[None, :]
-  x = _mix(keys[:, None] + _u32(stream) * _u32(0x632BE5AB))
-  x = _mix(x ^ (j * _u32(0x85157AF5) + _u32(_GOLDEN)))
+def uniform_at(keys: tf.Tensor, stream: int, j: tf.Tensor) -> tf.Tensor:
+  """float32 in [0, 1): draw j of each key's stream (keys and j broadcast)."""
+  x = _mix(keys + _u32(stream) * _u32(0x632BE5AB))
+  x = _mix(x ^ (_u32(j) * _u32(0x85157AF5) + _u32(_GOLDEN)))
   # The top 24 bits: exact in float32.
   return tf.cast(tf.bitwise.right_shift(x, _u32(8)), tf.float32) / float(
       1 << 24
   )
+
+
+def uniform(keys: tf.Tensor, stream: int, width) -> tf.Tensor:
+  """float32 [B, width] in [0, 1): draws 0..width-1 of each row's stream."""
+  return uniform_at(keys[:, None], stream, tf.range(width)[None, :])
+
+
+def sub_key(key: tf.Tensor, index: tf.Tensor) -> tf.Tensor:
+  """A key derived from `key` and an int32 index (one per loop step)."""
+  return _mix(key ^ (_u32(index) * _u32(0x9E3779B1) + _u32(_GOLDEN)))
 
 
 class MaskingOps:

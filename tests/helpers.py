@@ -150,3 +150,22 @@ def made_once(tmp_path_factory, name: str, make) -> pathlib.Path:
       make(path)
       complete.touch()
   return path
+
+
+# Ops that call back into Python: an input pipeline holding one cannot run
+# where the tf.data runtime has no Python (a TPU host's, a tf.data service
+# worker's) and holds the GIL where it can.
+PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+
+
+def python_ops_in(dataset) -> set:
+  """The `PYTHON_OPS` in a dataset's graph, its functions included."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  graph = tf.compat.v1.GraphDef.FromString(
+      dataset._as_serialized_graph().numpy()  # pylint: disable=protected-access
+  )
+  ops = {node.op for node in graph.node}
+  for function in graph.library.function:
+    ops.update(node.op for node in function.node_def)
+  return ops & PYTHON_OPS

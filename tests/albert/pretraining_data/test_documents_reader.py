@@ -9,18 +9,21 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from albert import data
 from albert import documents_data
 from albert.pretrain_task import PretrainTask
 from albert.modeling.config import AlbertConfig
 from albert.pretraining_data import documents_format
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import DocumentPool
-from albert.pretraining_data.dynamic_masking import DynamicExamples
 from albert.pretraining_data.instances import Document
 from albert.pretraining_data.pipeline import create_pretraining_data
+from albert.tasks import feature_cache
 from official.errors import InputError
 from official.io.tfrecord import TFRecordWriter
+from tests.albert.synthetic_records import write_records
 from tests.conftest import VOCAB_SIZE
+from tests.helpers import python_ops_in
 
 SEQ, PRED = 64, 10
 
@@ -116,34 +119,25 @@ def test_resume_continues_the_same_stream(docs):
 
 
 def test_new_pairs_and_masks_every_epoch_unless_pinned(docs):
-  source = documents_data.read_documents_data(
-      str(docs / "docs-*.tfrecord"), "data"
-  )
-  config = source.config(SEQ, PRED, "sop")
-  pool = source.pool()
-  document = pool.document(0)
-  key = int(pool.keys[0])
+  # The evaluation pass is epoch 0 of the training stream (what a pair and
+  # its masks are depends on the seed, the epoch and the document only):
+  # two epochs of training hold epoch 0's examples (all but the shuffle
+  # buffer's tail) and new ones after them. A masking seed pins both: every
+  # epoch is the same, whatever the shuffle seed.
+  rows = _rows(_dataset(docs))
+  epoch0, n = set(rows), len(rows)
 
-  def masked(examples, epoch):
-    pairs = examples.document_pairs(epoch, key, document)
-    rows = examples.pairs(
-        np.array([epoch]),
-        np.array([key]),
-        document.tokens,
-        np.array([0, len(document.tokens)]),
-        np.diff(document.offsets),
-        np.array([0, document.num_segments]),
-    )
-    return len(pairs), examples.mask(*rows)["input_ids"]
+  def two_epochs(**options):
+    dataset = _dataset(docs, training=True, **options)
+    return _rows(dataset.take(2 * n // 32))
 
-  dynamic = DynamicExamples(config, source.vocabulary, pool, seed=3)
-  n0, epoch0 = masked(dynamic, 0)
-  n1, epoch1 = masked(dynamic, 1)
-  assert n0 >= 2
-  assert (n0, epoch0.tobytes()) != (n1, epoch1.tobytes())
-  assert masked(dynamic, 0)[1].tobytes() == epoch0.tobytes()
-  pinned = DynamicExamples(config, source.vocabulary, pool, seed=9, pinned=1)
-  assert masked(pinned, 0)[1].tobytes() == masked(pinned, 7)[1].tobytes()
+  dynamic = two_epochs()
+  repeated = sum(row in epoch0 for row in dynamic)
+  assert n - 200 - 32 <= repeated <= n, (repeated, n)
+  pinned = set(_rows(_dataset(docs, masking_seed=9)))
+  assert not pinned & epoch0
+  assert set(two_epochs(masking_seed=9)) == pinned
+  assert set(_rows(_dataset(docs, seed=4, masking_seed=9))) == pinned
 
 
 def _copy(docs, target, edit=None):
@@ -236,3 +230,38 @@ def test_pool_read_from_the_shards_is_every_document(docs):
   assert isinstance(pool, DocumentPool)
   assert len(pool) == manifest["num_documents"]
   assert len(set(pool.keys.tolist())) == len(pool)
+
+
+def test_no_input_pipeline_calls_python(docs, tmp_path):
+  # Every input pipeline of the package (pretraining from documents under
+  # each sentence task, from examples, fine-tuning from cached features)
+  # is TensorFlow ops only: it runs on a TPU host and on every core.
+  records = write_records(
+      tmp_path / "examples.tfrecord", 4, seq_length=SEQ, max_predictions=PRED
+  )
+  spec = {"input_ids": tf.TensorSpec([SEQ], tf.int32)}
+  pipelines = {
+      f"documents {task}": _dataset(docs, sentence_task=task, training=True)
+      for task in ("sop", "nsp", "none")
+  }
+  pipelines["documents eval"] = _dataset(docs)
+  for training in (True, False):
+    pipelines[f"examples {training}"] = data.pretraining_dataset(
+        records,
+        seq_length=SEQ,
+        max_predictions_per_seq=PRED,
+        batch_size=2,
+        training=training,
+    )
+    pipelines[f"fine-tuning {training}"] = feature_cache.record_dataset(
+        records, spec, batch_size=2, training=training
+    )
+  for name, dataset in pipelines.items():
+    assert not python_ops_in(dataset), name
+  # The walk sees a Python op where there is one, inside a map's function.
+  calls_python = pipelines["examples True"].map(
+      lambda batch: tf.numpy_function(
+          lambda x: x, [batch["input_mask"]], tf.int32
+      )
+  )
+  assert python_ops_in(calls_python) == {"PyFunc"}

@@ -221,8 +221,11 @@ def test_random_document_gives_the_original_label_share(
           single_segment="random_document",
       ),
   )
+  # Four times the original's examples: the share is the rule's, and the
+  # label of every pair is a coin of its own, so fewer examples put it
+  # within 0.03 of the original's by chance only (about 1.3 sd).
   dynamic = read_documents_examples(
-      str(tmp_path / "documents" / "docs.tfrecord"), baseline["examples"]
+      str(tmp_path / "documents" / "docs.tfrecord"), 4 * baseline["examples"]
   )["next_sentence_labels"].mean()
   assert abs(dynamic - original) < 0.03, (dynamic, original)
   assert abs(split - 0.5) < 0.02
