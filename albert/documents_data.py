@@ -46,7 +46,7 @@ from albert.pretraining_data.instances import Document
 from official.core.input_pipeline import resumable_batches
 from official.errors import InputError
 
-# Documents parsed per call.
+# Documents paired per call (the ops run on all of them at once).
 DOCUMENTS_PER_BATCH = 32
 # Streams of draws: a document's pairs, a pair's masks.
 _PAIRS, _MASKS = 11, 12
@@ -60,7 +60,7 @@ _PAIRING_OPTIONS = (
     "do_whole_word_mask",
     "single_segment",
 )
-_SPEC = {
+DOCUMENT_SPEC = {
     "token_ids": tf.io.RaggedFeature(tf.int64),
     "segment_lengths": tf.io.RaggedFeature(tf.int64),
     "document_id": tf.io.FixedLenFeature([1], tf.int64),
@@ -193,7 +193,7 @@ def _read_documents(files: List[str]) -> DocumentPool:
       files, compression_type=data.compression_of(files)
   )
   for batch in dataset.batch(1024):
-    parsed = tf.io.parse_example(batch, _SPEC)
+    parsed = tf.io.parse_example(batch, DOCUMENT_SPEC)
     for tokens, lengths, key in zip(
         parsed["token_ids"].numpy(),
         parsed["segment_lengths"].numpy(),
@@ -288,37 +288,25 @@ def documents_dataset(
     )
     return documents.map(lambda record: (epoch, record))
 
-  def parse(epochs, records):
-    parsed = tf.io.parse_example(records, _SPEC)
-    return {
-        "epoch": epochs,
-        "document": parsed["document_id"][:, 0],
-        "tokens": parsed["token_ids"],
-        "lengths": parsed["segment_lengths"],
-    }
-
   epochs = tf.data.Dataset.range(np.iinfo(np.int64).max if training else 1)
-  documents = (
-      epochs.flat_map(epoch_documents)
-      .batch(DOCUMENTS_PER_BATCH)
-      .map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-      .unbatch()
-  )
+  documents = epochs.flat_map(epoch_documents).batch(DOCUMENTS_PER_BATCH)
 
-  def pair(document):
+  def pair(epochs, records):
     # A document's pairs: (seed, epoch, document) only.
-    key = masking_ops.row_keys(
+    parsed = tf.io.parse_example(records, DOCUMENT_SPEC)
+    document_ids = parsed["document_id"][:, 0]
+    keys = masking_ops.row_keys(
         pair_seed,
-        epoch_key(document["epoch"]),
-        tf.constant(_PAIRS, tf.int64),
-        document["document"],
+        epoch_key(epochs),
+        tf.fill(tf.shape(epochs), tf.constant(_PAIRS, tf.int64)),
+        document_ids,
     )
     pairs = pairing(
-        document["tokens"], document["lengths"], document["document"], key
+        parsed["token_ids"], parsed["segment_lengths"], document_ids, keys
     )
-    count = tf.shape(pairs["ids"])[0]
-    pairs["epoch"] = tf.fill([count], document["epoch"])
-    pairs["document"] = tf.fill([count], document["document"])
+    row = pairs.pop("row")
+    pairs["epoch"] = tf.gather(epochs, row)
+    pairs["document"] = tf.gather(document_ids, row)
     return pairs
 
   pairs = documents.map(

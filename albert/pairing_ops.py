@@ -43,24 +43,34 @@ _PICK_TRIES = 10  # As DocumentPool.pick.
 DAMAGED_DOCUMENT_ERROR = "segment_lengths do not add up to its token_ids"
 
 
-def _draw(key, stream: int, j=0) -> tf.Tensor:
-  return uniform_at(key, stream, j)
+def _draw(keys, stream: int, j=0) -> tf.Tensor:
+  return uniform_at(keys, stream, j)
 
 
 def _below(u: tf.Tensor, n: tf.Tensor) -> tf.Tensor:
-  """int32 uniform in [0, n) from u in [0, 1)."""
+  """int32 uniform in [0, n) from u in [0, 1) (n >= 1)."""
   n = tf.cast(n, tf.int32)
   return tf.minimum(tf.cast(u * tf.cast(n, tf.float32), tf.int32), n - 1)
 
 
-def _heads(key, stream: int, n: tf.Tensor) -> tf.Tensor:
-  """int32: how many of n fair coins come up heads."""
-  coins = _draw(key, stream, tf.range(n)) < 0.5
-  return tf.reduce_sum(tf.cast(coins, tf.int32))
+def _heads(keys, stream: int, n: tf.Tensor) -> tf.Tensor:
+  """int32 [K]: how many of row k's n[k] fair coins come up heads."""
+  j = tf.range(tf.reduce_max(tf.concat([n, [0]], 0)))[None, :]
+  coins = (_draw(keys[:, None], stream, j) < 0.5) & (j < n[:, None])
+  return tf.reduce_sum(tf.cast(coins, tf.int32), axis=1)
+
+
+def _first_failing(bad, document_ids, detail):
+  """The first document of the batch where `bad` holds, and `detail`."""
+  at = tf.argmax(tf.cast(bad, tf.int32), output_type=tf.int32)
+  return tf.gather(document_ids, at), tf.gather(detail, at)
 
 
 class PairingOps:
-  """Pairs one document's segments (see the module).
+  """Pairs the segments of a batch of documents (see the module).
+
+  Every document of the batch is paired at once: one loop step finds the
+  next chunk of every document, the rest is vectorised over all chunks.
 
   Args:
     seq_length: the pairs' padded length T (max_num_tokens + 3).
@@ -86,202 +96,248 @@ class PairingOps:
     self._seq_length = int(seq_length)
     self._max_tokens = self._seq_length - 3
     self._short_seq_prob = float(short_seq_prob)
-    self._task = sentence_task
+    self._sop = sentence_task == "sop"
     self._nsp = sentence_task == "nsp"
-    self._single_random = (
-        sentence_task == "sop" and single_segment == "random_document"
-    )
+    self._single_random = self._sop and single_segment == "random_document"
     self._random = self._nsp or self._single_random
     if self._random and pool is None:
       raise ValueError("this config draws random documents: pass the pool")
     self._is_word_start = tf.constant(np.asarray(is_word_start, bool))
-    self._cls = tf.constant([cls_id], tf.int32)
-    self._sep = tf.constant([sep_id], tf.int32)
+    self._cls, self._sep = int(cls_id), int(sep_id)
     if self._random:
       self._pool_tokens = tf.constant(pool.tokens.astype(np.int32))
       self._pool_offsets = tf.constant(pool.offsets.astype(np.int32))
       self._pool_starts = tf.constant(pool.starts.astype(np.int32))
       self._pool_keys = tf.constant(pool.keys.astype(np.int64))
 
-  def _checked(self, tokens, lengths, document_id):
-    """tokens, offsets [S + 1], after the document's one-line checks."""
-    num_tokens = tf.size(tokens)
-    short = tf.debugging.Assert(
-        num_tokens >= MIN_TOKENS,
-        [
-            tf.strings.format(
-                f"{SHORT_DOCUMENT_ERROR} {MIN_TOKENS} tokens (document_id "
-                "{}: {}); it was not made by create_pretraining_data "
-                "--output_format=documents: make it again",
-                (document_id, num_tokens),
-            )
-        ],
-    )
-    offsets = tf.concat([[0], tf.cumsum(lengths)], 0)
-    damaged = tf.debugging.Assert(
-        tf.equal(offsets[-1], num_tokens) & tf.reduce_all(lengths > 0),
-        [
-            tf.strings.format(
-                "document_id {}: " + DAMAGED_DOCUMENT_ERROR + "; the shard "
-                "is damaged: make it again",
-                (document_id,),
-            )
-        ],
-    )
-    with tf.control_dependencies([short, damaged]):
-      return tf.identity(tokens), tf.identity(offsets)
+  def _checks(self, num_tokens, lengths, document_ids):
+    """The one-line refusals of a short or damaged document."""
+    short = num_tokens < MIN_TOKENS
+    short_id, short_count = _first_failing(short, document_ids, num_tokens)
+    bad_lengths = tf.not_equal(
+        tf.reduce_sum(lengths, axis=1), num_tokens
+    ) | tf.reduce_any(lengths <= 0, axis=1)
+    damaged_id, _ = _first_failing(bad_lengths, document_ids, num_tokens)
+    return [
+        tf.debugging.Assert(
+            ~tf.reduce_any(short),
+            [
+                tf.strings.format(
+                    f"{SHORT_DOCUMENT_ERROR} {MIN_TOKENS} tokens (document_id"
+                    " {}: {}); it was not made by create_pretraining_data "
+                    "--output_format=documents: make it again",
+                    (short_id, short_count),
+                )
+            ],
+        ),
+        tf.debugging.Assert(
+            ~tf.reduce_any(bad_lengths),
+            [
+                tf.strings.format(
+                    "document_id {}: " + DAMAGED_DOCUMENT_ERROR + "; the "
+                    "shard is damaged: make it again",
+                    (damaged_id,),
+                )
+            ],
+        ),
+    ]
 
-  def _target(self, key):
-    long = tf.constant(self._max_tokens, tf.int32)
+  def _targets(self, keys):
+    long = tf.fill(tf.shape(keys), self._max_tokens)
     if self._short_seq_prob == 0:
       return long
-    short = 2 + _below(_draw(key, _TARGET, 1), self._max_tokens - 1)
-    return tf.where(_draw(key, _TARGET, 0) < self._short_seq_prob, short, long)
+    short = 2 + _below(_draw(keys, _TARGET, 1), self._max_tokens - 1)
+    return tf.where(_draw(keys, _TARGET, 0) < self._short_seq_prob, short, long)
 
-  def _split(self, a, key):
-    """A one-segment chunk cut at a random word start (else any piece)."""
-    starts = tf.gather(self._is_word_start, a[1:])
-    cuts = tf.cast(tf.where(starts)[:, 0], tf.int32) + 1
-    cuts = tf.cond(
-        tf.size(cuts) > 0, lambda: cuts, lambda: tf.range(1, tf.size(a))
-    )
-    cut = tf.gather(cuts, _below(_draw(key, _CUT), tf.size(cuts)))
-    return a[:cut], a[cut:]
+  def _chunks(self, offsets, first_segment, last_segment, targets, keys):
+    """The chunks of every document: the loop over a document's chunks,
+    every document at once. offsets: int32 [S + 1], the batch's segment
+    starts in its flat tokens. Returns int32 [K] each (documents in order,
+    their chunks in order): row (the chunk's document), index (its place
+    there), start, end (segments), a_end, and bool random_b."""
+    rows = tf.size(keys)
 
-  def _random_b(self, key, exclude, target_b):
-    """Segments of a random pool document (not keyed `exclude`) from a
-    random one on, up to target_b tokens."""
-    size = tf.shape(self._pool_keys)[0]
-    tries = _below(_draw(key, _PICK, tf.range(_PICK_TRIES)), size)
-    other = tf.gather(self._pool_keys, tries) != exclude
-    which = tf.where(
-        tf.reduce_any(other),
-        tf.argmax(tf.cast(other, tf.int32), output_type=tf.int32),
-        _PICK_TRIES - 1,
-    )
-    d = tries[which]
-    offsets = self._pool_offsets[
-        self._pool_starts[d] : self._pool_starts[d + 1] + 1
-    ]
-    segments = tf.size(offsets) - 1
-    first = _below(_draw(key, _FIRST), segments)
-    base = offsets[first]
-    end = tf.searchsorted(offsets, [base + target_b], side="left")[0]
-    end = tf.minimum(tf.maximum(end, first + 1), segments)
-    return self._pool_tokens[base : offsets[end]]
-
-  def _truncate(self, a, b, key):
-    """`truncate_pair`: each side's losses fixed by the lengths, the
-    front/back split of them binomial."""
-    len_a, len_b = tf.size(a), tf.size(b)
-    excess = tf.maximum(len_a + len_b - self._max_tokens, 0)
-    gap = tf.minimum(excess, tf.abs(len_a - len_b))
-    from_a = tf.where(len_a > len_b, gap, 0) + (excess - gap) // 2
-    from_b = excess - from_a
-    a_front = _heads(key, _CUT_A, from_a)
-    b_front = _heads(key, _CUT_B, from_b)
-    return (
-        a[a_front : len_a - (from_a - a_front)],
-        b[b_front : len_b - (from_b - b_front)],
-    )
-
-  def __call__(
-      self,
-      tokens: tf.Tensor,
-      segment_lengths: tf.Tensor,
-      document_id: tf.Tensor,
-      key: tf.Tensor,
-  ) -> Dict[str, tf.Tensor]:
-    """The pairs of one document.
-
-    Args:
-      tokens: int [N]: the document's tokens.
-      segment_lengths: int [S]: its segments' lengths.
-      document_id: int64 scalar: its key in the pool.
-      key: uint32 scalar: its draws' key (`masking_ops.row_keys`).
-
-    Returns:
-      ids int32 [k, T] (`[CLS] A [SEP] B [SEP]`, unmasked, padded with 0),
-      len_a, length, label, index (int32 [k]: the pair's place in its
-      document).
-    """
-    seq = self._seq_length
-    tokens, offsets = self._checked(
-        tf.cast(tokens, tf.int32),
-        tf.cast(segment_lengths, tf.int32),
-        tf.cast(document_id, tf.int64),
-    )
-    num_segments = tf.size(offsets) - 1
-    target = self._target(key)
-
-    def body(start, chunk, ids, len_a, length, label, kept):
-      ck = sub_key(key, chunk)
-      base = offsets[start]
-      end = tf.searchsorted(offsets, [base + target], side="left")[0]
-      end = tf.minimum(end, num_segments)  # A chunk ends at segment `end`.
+    def body(start, chunk, arrays):
+      live = start < last_segment
+      base = tf.gather(offsets, tf.minimum(start, tf.size(offsets) - 1))
+      end = tf.searchsorted(offsets, base + targets, side="left")
+      end = tf.minimum(end, last_segment)
       count = end - start
+      ck = sub_key(keys, chunk)
       a_end = tf.where(
           count >= 2, 1 + _below(_draw(ck, _A_END), tf.maximum(count - 1, 1)), 1
       )
-      a = tokens[base : offsets[start + a_end]]
-      b = tokens[offsets[start + a_end] : offsets[end]]
-      random_b = tf.constant(False)
+      random_b = tf.zeros_like(live)
       if self._nsp:
         random_b = tf.equal(count, 1) | (_draw(ck, _NSP) < 0.5)
       elif self._single_random:
         random_b = tf.equal(count, 1)
-      if self._random:
-        b = tf.cond(
-            random_b,
-            lambda: self._random_b(ck, document_id, target - tf.size(a)),
-            lambda: b,
-        )
-      split = ~random_b & tf.equal(count, 1) & (tf.size(a) >= 2)
-      a, b = tf.cond(split, lambda: self._split(a, ck), lambda: (a, b))
-      swap = tf.constant(False)
-      if self._task == "sop":
-        swap = ~random_b & (tf.size(b) > 0) & (_draw(ck, _SOP) < 0.5)
-        a, b = tf.cond(swap, lambda: (b, a), lambda: (a, b))
-      a, b = self._truncate(a, b, ck)
-      row = tf.concat([self._cls, a, self._sep, b, self._sep], 0)
-      n = tf.size(row)
-      ids = ids.write(chunk, tf.pad(row, [[0, seq - n]]))
-      len_a = len_a.write(chunk, tf.size(a))
-      length = length.write(chunk, n)
-      label = label.write(chunk, tf.cast(random_b | swap, tf.int32))
-      kept = kept.write(chunk, tf.size(b) > 0)
+      values = (live, chunk, start, end, a_end, random_b)
+      arrays = tuple(a.write(a.size(), v) for a, v in zip(arrays, values))
       # A random B puts the chunk's unused segments back.
-      start = tf.where(random_b, start + a_end, end)
-      return start, chunk + 1, ids, len_a, length, label, kept
+      after = tf.where(random_b, start + a_end, end)
+      start = tf.where(live, after, start)
+      return start, chunk + tf.cast(live, tf.int32), arrays
 
-    def array(dtype, shape=()):
-      return tf.TensorArray(
-          dtype, size=0, dynamic_size=True, element_shape=shape
-      )
-
-    outputs = tf.while_loop(
-        lambda start, *_: start < num_segments,
-        body,
-        (
-            tf.constant(0),
-            tf.constant(0),
-            array(tf.int32, [seq]),
-            array(tf.int32),
-            array(tf.int32),
-            array(tf.int32),
-            array(tf.bool),
-        ),
-        maximum_iterations=num_segments,
+    dtypes = (tf.bool, tf.int32, tf.int32, tf.int32, tf.int32, tf.bool)
+    arrays = tuple(
+        tf.TensorArray(d, size=0, dynamic_size=True, element_shape=[None])
+        for d in dtypes
     )
-    ids, len_a, length, label, kept = (t.stack() for t in outputs[2:])
-    ids = tf.ensure_shape(tf.reshape(ids, [-1, seq]), [None, seq])
-    kept = tf.reshape(kept, [-1])
-    index = tf.cumsum(tf.cast(kept, tf.int32), exclusive=True)
+    _, _, arrays = tf.while_loop(
+        lambda start, *_: tf.reduce_any(start < last_segment),
+        body,
+        (first_segment, tf.zeros([rows], tf.int32), arrays),
+    )
+    # [steps, rows] -> per row, its live steps in order.
+    live, *values = (tf.transpose(a.stack()) for a in arrays)
+    row = tf.broadcast_to(tf.range(rows)[:, None], tf.shape(live))
+    return [tf.boolean_mask(v, live) for v in [row, *values]]
+
+  def _split_cuts(self, tokens, lo, hi, ck):
+    """Where a one-segment chunk [lo, hi) is cut: a random word start
+    after lo (else a random piece after lo)."""
+    starts = tf.gather(self._is_word_start, tokens)
+    seen = tf.cumsum(tf.cast(starts, tf.int32))  # word starts up to p
+    last = tf.size(tokens) - 1
+    before = tf.gather(seen, tf.minimum(lo, last))
+    count = tf.gather(seen, tf.clip_by_value(hi - 1, 0, last)) - before
+    u = _draw(ck, _CUT)
+    nth = _below(u, tf.maximum(count, 1))
+    at_word = tf.searchsorted(seen, before + nth + 1, side="left")
+    anywhere = lo + 1 + _below(u, tf.maximum(hi - lo - 1, 1))
+    return tf.where(count > 0, at_word, anywhere)
+
+  def _random_b(self, ck, exclude, target_b):
+    """[lo, hi) in the pool's tokens: segments of a random pool document
+    (not keyed `exclude`) from a random one on, up to target_b tokens."""
+    size = tf.shape(self._pool_keys)[0]
+    tries = _below(
+        _draw(ck[:, None], _PICK, tf.range(_PICK_TRIES)[None, :]), size
+    )
+    other = tf.gather(self._pool_keys, tries) != exclude[:, None]
+    which = tf.where(
+        tf.reduce_any(other, axis=1),
+        tf.argmax(tf.cast(other, tf.int32), axis=1, output_type=tf.int32),
+        _PICK_TRIES - 1,
+    )
+    d = tf.gather(tries, which, batch_dims=1)
+    first_segment = tf.gather(self._pool_starts, d)
+    last_segment = tf.gather(self._pool_starts, d + 1)
+    first = first_segment + _below(
+        _draw(ck, _FIRST), last_segment - first_segment
+    )
+    base = tf.gather(self._pool_offsets, first)
+    end = tf.searchsorted(self._pool_offsets, base + target_b, side="left")
+    end = tf.minimum(tf.maximum(end, first + 1), last_segment)
+    return base, tf.gather(self._pool_offsets, end)
+
+  def __call__(
+      self,
+      tokens: tf.RaggedTensor,
+      segment_lengths: tf.RaggedTensor,
+      document_ids: tf.Tensor,
+      keys: tf.Tensor,
+  ) -> Dict[str, tf.Tensor]:
+    """The pairs of a batch of documents.
+
+    Args:
+      tokens: int [D, None]: each document's tokens.
+      segment_lengths: int [D, None]: its segments' lengths.
+      document_ids: int64 [D]: each document's key in the pool.
+      keys: uint32 [D]: each document's draws' key (`masking_ops.row_keys`).
+
+    Returns:
+      ids int32 [k, T] (`[CLS] A [SEP] B [SEP]`, unmasked, padded with 0),
+      len_a, length, label, index (the pair's place in its document) and
+      row (its document's place in the batch), int32 [k].
+    """
+    seq = self._seq_length
+    document_ids = tf.cast(document_ids, tf.int64)
+    lengths = tf.cast(segment_lengths, tf.int32)
+    num_tokens = tf.cast(tokens.row_lengths(), tf.int32)
+    with tf.control_dependencies(
+        self._checks(num_tokens, lengths, document_ids)
+    ):
+      flat = tf.cast(tokens.flat_values, tf.int32)
+    # Segment starts in the flat tokens; each document's segment range.
+    offsets = tf.concat([[0], tf.cumsum(lengths.flat_values)], 0)
+    splits = tf.cast(lengths.row_splits, tf.int32)
+    targets = self._targets(keys)
+    row, chunk, start, end, a_end, random_b = self._chunks(
+        offsets, splits[:-1], splits[1:], targets, keys
+    )
+    ck = sub_key(tf.gather(keys, row), chunk)
+    a_lo = tf.gather(offsets, start)
+    a_hi = tf.gather(offsets, start + a_end)
+    b_lo, b_hi = a_hi, tf.gather(offsets, end)
+    if self._random:
+      pool_lo, pool_hi = self._random_b(
+          ck,
+          tf.gather(document_ids, row),
+          tf.gather(targets, row) - (a_hi - a_lo),
+      )
+      b_lo = tf.where(random_b, pool_lo, b_lo)
+      b_hi = tf.where(random_b, pool_hi, b_hi)
+    # A one-segment chunk paired with itself: cut in two.
+    split = ~random_b & tf.equal(end - start, 1) & (a_hi - a_lo >= 2)
+    cut = self._split_cuts(flat, a_lo, a_hi, ck)
+    a_hi, b_lo = tf.where(split, cut, a_hi), tf.where(split, cut, b_lo)
+    label = tf.cast(random_b, tf.int32)
+    if self._sop:
+      swap = ~random_b & (b_hi > b_lo) & (_draw(ck, _SOP) < 0.5)
+      a_lo, b_lo = tf.where(swap, b_lo, a_lo), tf.where(swap, a_lo, b_lo)
+      a_hi, b_hi = tf.where(swap, b_hi, a_hi), tf.where(swap, a_hi, b_hi)
+      label = tf.where(swap, 1, label)
+    # truncate_pair: each side's losses fixed by the lengths, the
+    # front/back split of them binomial.
+    len_a, len_b = a_hi - a_lo, b_hi - b_lo
+    excess = tf.maximum(len_a + len_b - self._max_tokens, 0)
+    gap = tf.minimum(excess, tf.abs(len_a - len_b))
+    from_a = tf.where(len_a > len_b, gap, 0) + (excess - gap) // 2
+    from_b = excess - from_a
+    a_front, b_front = _heads(ck, _CUT_A, from_a), _heads(ck, _CUT_B, from_b)
+    a_lo, a_hi = a_lo + a_front, a_hi - (from_a - a_front)
+    b_lo, b_hi = b_lo + b_front, b_hi - (from_b - b_front)
+    len_a, len_b = a_hi - a_lo, b_hi - b_lo
+    # The rows: [CLS] A [SEP] B [SEP], padded.
+    p = tf.range(seq)[None, :]
+    la, lb = len_a[:, None], len_b[:, None]
+    in_a = (p >= 1) & (p <= la)
+    in_b = (p >= la + 2) & (p < la + 2 + lb)
+    last = tf.size(flat) - 1
+    own = tf.gather(
+        flat,
+        tf.clip_by_value(
+            tf.where(in_a, a_lo[:, None] + p - 1, b_lo[:, None] + p - la - 2),
+            0,
+            last,
+        ),
+    )
+    b_values = own
+    if self._random:
+      pooled = tf.gather(
+          self._pool_tokens,
+          tf.clip_by_value(
+              b_lo[:, None] + p - la - 2, 0, tf.size(self._pool_tokens) - 1
+          ),
+      )
+      b_values = tf.where(random_b[:, None], pooled, own)
+    ids = tf.where(in_a, own, tf.where(in_b, b_values, 0))
+    ids = tf.where(tf.equal(p, 0), self._cls, ids)
+    ids = tf.where(
+        tf.equal(p, la + 1) | tf.equal(p, la + 2 + lb), self._sep, ids
+    )
+    # A chunk whose B came out empty gives no pair.
+    kept = len_b > 0
+    counted = tf.cumsum(tf.cast(kept, tf.int32), exclusive=True)
+    first_of_row = tf.math.unsorted_segment_min(counted, row, tf.size(keys))
     pairs = {
         "ids": ids,
-        "len_a": tf.reshape(len_a, [-1]),
-        "length": tf.reshape(length, [-1]),
-        "label": tf.reshape(label, [-1]),
-        "index": index,
+        "len_a": len_a,
+        "length": len_a + len_b + 3,
+        "label": label,
+        "index": counted - tf.gather(first_of_row, row),
+        "row": row,
     }
     return {name: tf.boolean_mask(v, kept) for name, v in pairs.items()}

@@ -28,8 +28,12 @@ def test_documents_json_report(tmp_path, corpus_path, spm_model):
   assert report["seq_length"] == 128 and report["cpu"]
   assert report["examples_per_s_per_core"] > 0
   assert report["offline_examples_per_s_per_core"] > 0
-  for name in ("documents_read", "examples_read"):
+  for name in ("documents_read", "python_documents_read", "examples_read"):
     assert report[name]["examples"] == 5 * 32
+    assert report[name]["cores_busy"] > 0
+  assert report["speedup_vs_python_reader"] == (
+      report["examples_per_s"] / report["python_examples_per_s"]
+  )
   # The documents hold each document once: less than a dupe_factor-th of
   # the examples' bytes, whatever the machine.
   assert set(report["disk_ratio"]) == {"1", "3"}
