@@ -4,6 +4,9 @@
   serving   SavedModel latency and throughput per precision
   tflite    TFLite flatbuffers against the encoder SavedModel
   data      pretraining-data generation against the original's code path
+  documents the documents format's disk, its reader against the Python
+            reference (python_reader) and the examples reader, and a
+            resume's start-up
 
 Each contestant runs in a process of its own, taking turns with its peer
 (`official.benchmark.turns`); ratios come from the same run.

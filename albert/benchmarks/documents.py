@@ -13,6 +13,9 @@ examples/s: the measuring behind `tools/benchmark_data.py --input=documents`.
    cores busy = CPU seconds / wall seconds, per core = examples per
    CPU-second. `speedup_vs_python_reader` is the documents reader's
    examples/s over the Python reader's.
+3. The start-up of a resume: seconds to the first batch of the training
+   stream skipping `resume_skip` examples against a fresh start, both
+   formats, each in a fresh process.
 """
 
 import glob
@@ -82,6 +85,34 @@ def _read(queue, data_format, pattern, seq_length, predictions, batch, n):
   queue.put({"examples": n * batch, "seconds": wall, "cpu_seconds": cpu})
 
 
+def _first_batch(queue, data_format, pattern, seq_length, predictions, skip):
+  """A fresh process: seconds to the first batch of the training stream
+  after `skip` examples (a resume at that point), and with none."""
+  common = dict(
+      seq_length=seq_length,
+      max_predictions_per_seq=predictions,
+      batch_size=32,
+      training=True,
+      seed=1,
+  )
+  seconds = {}
+  # The first build of the process pays for tracing: a warm-up first.
+  for name, skip_examples in (("warm-up", 0), ("fresh", 0), ("resumed", skip)):
+    start = time.perf_counter()
+    if data_format == "documents":
+      dataset = documents_data.documents_dataset(
+          pattern, sentence_task="sop", skip_examples=skip_examples, **common
+      )
+    else:
+      dataset = data.pretraining_dataset(
+          pattern, skip_examples=skip_examples, **common
+      )
+    next(iter(dataset))
+    seconds[name] = time.perf_counter() - start
+  del seconds["warm-up"]
+  queue.put(seconds)
+
+
 def measure(
     *,
     input_file: str,
@@ -93,6 +124,7 @@ def measure(
     num_workers: int,
     batch_size: int = 32,
     batches: int = 200,
+    resume_skip: int = 1_000_000,
 ) -> Dict:
   """Writes both formats, then times both readers; returns the report."""
   common = dict(
@@ -129,20 +161,26 @@ def measure(
       ("python_documents", "documents"),
       ("examples", "examples-dupe1"),
   ):
+    pattern = os.path.join(out_dir, directory, "data-*")
+    shape = (seq_length, max_predictions_per_seq)
     logging.info("Reading %s ...", data_format)
     result = in_process(
-        _read,
-        data_format,
-        os.path.join(out_dir, directory, "data-*"),
-        seq_length,
-        max_predictions_per_seq,
-        batch_size,
-        batches,
+        _read, data_format, pattern, *shape, batch_size, batches
     )
     result["examples_per_s"] = result["examples"] / result["seconds"]
     result["examples_per_cpu_s"] = result["examples"] / result["cpu_seconds"]
     result["cores_busy"] = result["cpu_seconds"] / result["seconds"]
     report[f"{data_format}_read"] = result
+    if data_format != "python_documents":
+      logging.info(
+          "Resuming %s after %d examples ...", data_format, resume_skip
+      )
+      seconds = in_process(
+          _first_batch, data_format, pattern, *shape, resume_skip
+      )
+      seconds["ratio"] = seconds["resumed"] / seconds["fresh"]
+      report[f"{data_format}_resume"] = seconds
+  report["resume_skip"] = resume_skip
   docs, offline = report["documents_read"], report["examples_read"]
   python = report["python_documents_read"]
   documents_bytes = (
@@ -199,6 +237,13 @@ def format_report(report: Dict) -> str:
         f"{title}: {r['examples_per_s']:,.0f} examples/s, "
         f"{r['cores_busy']:.2f} cores busy, "
         f"{r['examples_per_cpu_s']:,.0f} examples per CPU-second"
+    )
+  for name in ("documents", "examples"):
+    r = report[f"{name}_resume"]
+    lines.append(
+        f"{name}: first batch {r['fresh']:.2f} s fresh, {r['resumed']:.2f} s "
+        f"resumed after {report['resume_skip']:,} examples "
+        f"({r['ratio']:.1f}x)"
     )
   lines.append(
       f"documents reader: {report['speedup_vs_python_reader']:.2f}x the "

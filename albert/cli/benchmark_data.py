@@ -16,14 +16,16 @@ section 8.)
 
 `--input=documents` measures the documents format instead: its bytes against
 offline examples at each of --disk_dupe_factors, and examples/s of the
-reader that pairs and masks as it reads against the offline reader, each in
-a fresh process (albert/benchmarks/documents.py):
+reader that pairs and masks as it reads against its Python reference and
+the offline reader, and the start-up of a resume that skips --resume_skip
+examples against a fresh start, each in a fresh process
+(albert/benchmarks/documents.py):
 
   python tools/benchmark_data.py --input=documents \
       --input_file=bench/corpus.txt --spm_model_file=bench/spm.model --json
 
-`--json` ends the output with one JSON line (`examples_per_s_per_core`:
-the documents reader's examples per CPU-second).
+`--json` ends the output with one JSON line (`speedup_vs_python_reader`,
+`cores_busy`, `documents_resume` and `examples_resume` among its keys).
 """
 
 import json
@@ -76,6 +78,11 @@ DISK_DUPE_FACTORS = flags.DEFINE_list(
 BATCHES = flags.DEFINE_integer(
     "batches", 500, "--input=documents: timed batches of 32 per reader."
 )
+RESUME_SKIP = flags.DEFINE_integer(
+    "resume_skip",
+    1_000_000,
+    "--input=documents: examples a timed resume skips.",
+)
 JSON = flags.DEFINE_bool("json", False, "End with the report as one JSON line.")
 OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", None, "Where to write (default: a temp dir)."
@@ -94,6 +101,8 @@ def main(argv):
       raise InputError(f"--disk_dupe_factors: {e}") from e
     if BATCHES.value < 1 or any(d < 1 for d in dupes):
       raise InputError("--batches and --disk_dupe_factors must be >= 1")
+    if RESUME_SKIP.value < 0:
+      raise InputError("--resume_skip must be >= 0")
     report = documents.measure(
         input_file=INPUT_FILE.value,
         spm_model_file=SPM_MODEL_FILE.value,
@@ -103,6 +112,7 @@ def main(argv):
         dupe_factors=dupes,
         num_workers=workers,
         batches=BATCHES.value,
+        resume_skip=RESUME_SKIP.value,
     )
     print(documents.format_report(report))
     print(f"output in {out_dir}")

@@ -54,6 +54,7 @@ LAYERS = (
     ("finetuning", "pretraining"),
     ("tasks", "pretrain_task", "checkpoint_conversion"),
     ("documents_data",),
+    ("pairing_ops",),
     ("serving", "warm_start", "data", "pretraining_data", "masking_ops"),
     ("model_dir", "features", "text"),
     ("modeling", "configs", "environment"),

@@ -18,6 +18,7 @@ def test_documents_json_report(tmp_path, corpus_path, spm_model):
           "--max_seq_length=128",
           "--disk_dupe_factors=3",
           "--batches=5",
+          "--resume_skip=3000",
           f"--output_dir={tmp_path}",
           "--json",
       ],
@@ -31,6 +32,9 @@ def test_documents_json_report(tmp_path, corpus_path, spm_model):
   for name in ("documents_read", "python_documents_read", "examples_read"):
     assert report[name]["examples"] == 5 * 32
     assert report[name]["cores_busy"] > 0
+  for name in ("documents_resume", "examples_resume"):
+    assert report[name]["resumed"] > 0 and report[name]["fresh"] > 0
+  assert report["resume_skip"] == 3000
   assert report["speedup_vs_python_reader"] == (
       report["examples_per_s"] / report["python_examples_per_s"]
   )
