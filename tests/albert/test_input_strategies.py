@@ -36,6 +36,8 @@ if mode == "mirrored":
 else:
   strategy = tf.distribute.MultiWorkerMirroredStrategy()
 arrays = {}
+# The shuffles' op seeds combine with the global seed (the trainer sets it).
+tf.random.set_seed(1)
 for data_format, pattern in patterns.items():
   task = PretrainTask(
       train_file_pattern=pattern, input_format=data_format, seq_length=%d,
@@ -90,6 +92,9 @@ def _local_stream(pattern, data_format, context, batches):
       seed=3,
       shuffle_buffer_size=50,
   )
+  tf.random.set_seed(
+      1
+  )  # As the script (the shuffles' op seeds combine with it).
   dataset = task.build_inputs(context, training=True, batch_size=BATCH)
   return [{k: v.numpy() for k, v in b.items()} for b in dataset.take(batches)]
 
