@@ -31,6 +31,8 @@ from typing import Dict
 import numpy as np
 import tensorflow as tf
 
+from albert.pretraining_data.masking import ngram_probabilities
+
 # Streams of draws (domain separation of the hash).
 _ORDER, _SIZES, _ACTION, _KEEP, _REPLACE = 1, 2, 3, 4, 5
 _GOLDEN = 0x9E3779B9
@@ -115,10 +117,7 @@ class MaskingOps:
     self._ngram = int(ngram)
     self._whole_word = bool(do_whole_word_mask)
     self._seq_length = int(seq_length)
-    pvals = 1.0 / np.arange(1, ngram + 1)
-    pvals /= pvals.sum()
-    if not favor_shorter_ngram:
-      pvals = pvals[::-1]
+    pvals = ngram_probabilities(ngram, favor_shorter_ngram)
     self._cdf = tf.constant(np.cumsum(pvals)[:-1], tf.float32)
 
   def budget(self, length: tf.Tensor) -> tf.Tensor:

@@ -5,6 +5,7 @@ import fcntl
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 from typing import Sequence
@@ -52,6 +53,17 @@ cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(
     cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
 """
+
+
+def free_ports(n: int):
+  """n loopback ports free at the time of the call."""
+  sockets = [socket.socket() for _ in range(n)]
+  for s in sockets:
+    s.bind(("127.0.0.1", 0))
+  ports = [s.getsockname()[1] for s in sockets]
+  for s in sockets:
+    s.close()
+  return ports
 
 
 def tiny_config(**overrides) -> AlbertConfig:

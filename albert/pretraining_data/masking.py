@@ -24,6 +24,14 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 
+def ngram_probabilities(ngram: int, favor_shorter_ngram: bool) -> np.ndarray:
+  """p(n) for n = 1..ngram: proportional to 1/n (reversed without
+  favor_shorter_ngram)."""
+  pvals = 1.0 / np.arange(1, ngram + 1)
+  pvals /= pvals.sum()
+  return pvals if favor_shorter_ngram else pvals[::-1]
+
+
 class NgramMasker:
   """Chooses and applies the masked positions of one sequence."""
 
@@ -47,10 +55,7 @@ class NgramMasker:
     self._masked_lm_prob = masked_lm_prob
     self._max_predictions = max_predictions_per_seq
     self._do_whole_word_mask = do_whole_word_mask
-    pvals = 1.0 / np.arange(1, ngram + 1)
-    pvals /= pvals.sum()
-    if not favor_shorter_ngram:
-      pvals = pvals[::-1]
+    pvals = ngram_probabilities(ngram, favor_shorter_ngram)
     self.ngram_probabilities = pvals
     self._cdf = np.cumsum(pvals)
     self._cdf[-1] = 1.0

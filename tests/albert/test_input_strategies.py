@@ -5,7 +5,6 @@ fixed when TensorFlow starts); the streams are compared with the same
 pipelines built in this process."""
 
 import json
-import socket
 import subprocess
 
 import numpy as np
@@ -138,19 +137,9 @@ def test_two_replicas_take_the_one_pipeline_stream_in_turn(patterns, tmp_path):
           )
 
 
-def _free_ports(n):
-  sockets = [socket.socket() for _ in range(n)]
-  for s in sockets:
-    s.bind(("127.0.0.1", 0))
-  ports = [s.getsockname()[1] for s in sockets]
-  for s in sockets:
-    s.close()
-  return ports
-
-
 @pytest.mark.slow
 def test_two_workers_each_read_their_own_files(patterns, tmp_path):
-  cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
+  cluster = {"worker": [f"127.0.0.1:{p}" for p in helpers.free_ports(2)]}
   procs = [
       helpers.start(
           ["-c", _SCRIPT, "worker", str(tmp_path / f"w{i}.npz")]

@@ -4,7 +4,6 @@ and a two-worker MultiWorkerMirroredStrategy run on loopback ports."""
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -232,19 +231,9 @@ def test_sigterm_saves_the_step_in_flight_and_the_rerun_resumes_bit_exact(
     np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
-def _free_ports(n):
-  sockets = [socket.socket() for _ in range(n)]
-  for s in sockets:
-    s.bind(("127.0.0.1", 0))
-  ports = [s.getsockname()[1] for s in sockets]
-  for s in sockets:
-    s.close()
-  return ports
-
-
 def _start_two_workers(data_dir, model_dir, *extra, steps, **popen):
   """Both workers of a MultiWorkerMirroredStrategy run on loopback ports."""
-  ports = _free_ports(2)
+  ports = helpers.free_ports(2)
   cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
   args = _args(
       data_dir, model_dir, "--strategy=multi_worker", *extra, steps=steps

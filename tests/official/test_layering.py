@@ -55,7 +55,8 @@ LAYERS = (
     ("tasks", "pretrain_task", "checkpoint_conversion"),
     ("documents_data",),
     ("pairing_ops",),
-    ("serving", "warm_start", "data", "pretraining_data", "masking_ops"),
+    ("masking_ops",),
+    ("serving", "warm_start", "data", "pretraining_data"),
     ("model_dir", "features", "text"),
     ("modeling", "configs", "environment"),
 )
