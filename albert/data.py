@@ -3,24 +3,25 @@
 Reads the original ALBERT record schema (`albert/features.py`), so files from
 `tools/create_pretraining_data.py` and from the original release both work.
 
-Training order, as the original's `input_fn_builder` (run_pretraining.py):
-the file list is shuffled (again on every repetition), `cycle_length` files
-are read interleaved, one record from each in turn (default min(cores,
-files), the original's min(num_cpu_threads, files)), and the records pass
-through a shuffle buffer of `shuffle_buffer_size` examples (the original: 100).
-The files of `tools/create_pretraining_data.py` are each a uniform random
-sample of the whole dataset in random order, so this is only a light extra
-mixing; files from tools that write documents in order need a larger buffer.
+Training order, after the original's `input_fn_builder` (run_pretraining.py):
+the file list is shuffled (again every epoch), `cycle_length` files are read
+interleaved, one record from each in turn (default min(cores, files), the
+original's min(num_cpu_threads, files)), and the records are shuffled. Here
+the files go in groups of `cycle_length` (the next group opens when one is
+read), and each window of `shuffle_buffer_size` records of a group is
+shuffled as a whole (the original: a buffer of 100): that order can be
+seeked (`official.core.seekable_stream`). The files of
+`tools/create_pretraining_data.py` are each a uniform random sample of the
+whole dataset in random order, so this is only a light extra mixing; files
+from tools that write documents in order need a larger window.
 
-Resuming: the training stream is a deterministic function of the files, the
-seed, the buffer size and the cycle length, so instead of checkpointing buffers
-the trainer passes how many examples this input pipeline has already consumed
-(`skip_examples`); they are skipped as raw records, before parsing, and the
-stream continues exactly where it was. Resume with the same files, seed,
-buffer and cycle length: the default cycle length follows the core count
-(logged at start), so on a machine with fewer cores than files, set it
-explicitly (`PretrainTask.cycle_length`) to the logged value to resume
-bit-exact elsewhere.
+Resuming: each training batch carries its stream position; a resumed run
+starts at the checkpoint's, re-reading at most one group of raw records and
+one window, whatever the step. Resume with the same files, seed, window and
+cycle length: the default cycle length follows the core count (logged at
+start), so on a machine with fewer cores than files, set it explicitly
+(`PretrainTask.cycle_length`) to the logged value to resume bit-exact
+elsewhere.
 """
 
 import dataclasses
@@ -37,6 +38,8 @@ import tensorflow as tf
 from albert import features
 from official.benchmark.cpu_info import available_cores
 from official.core.input_pipeline import resumable_batches
+from official.core.seekable_stream import StreamPosition
+from official.core.seekable_stream import seekable_stream
 from official.errors import DamagedFileError
 from official.io import files as io_files
 from official.io import tfrecord
@@ -249,11 +252,11 @@ class PipelineFiles:
     cycle = min(cycle_length or available_cores(), len(files))
     return cls(files, num_pipelines, pipeline_id, split_files, cycle)
 
-  def records(self, names: tf.data.Dataset, compression) -> tf.data.Dataset:
-    """The records of a dataset of file names: `cycle` files interleaved,
+  def records(self, names: tf.Tensor, compression) -> tf.data.Dataset:
+    """The records of some files (string [k], k <= `cycle`), interleaved
     one record each in turn, in a deterministic order; this pipeline's
     share when the records are split."""
-    records = names.interleave(
+    records = tf.data.Dataset.from_tensor_slices(names).interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
         cycle_length=self.cycle,
         block_length=1,
@@ -263,6 +266,29 @@ class PipelineFiles:
     if self.num_pipelines > 1 and not self.split_files:
       records = records.shard(self.num_pipelines, self.pipeline_id)
     return records
+
+  def stream(
+      self,
+      compression,
+      *,
+      window_size: int,
+      expand,
+      training: bool,
+      seed: int,
+      start: Optional[StreamPosition],
+  ) -> tf.data.Dataset:
+    """This pipeline's `seekable_stream`: groups of `cycle` files."""
+    return seekable_stream(
+        self.files,
+        read_group=lambda names: self.records(names, compression),
+        group_size=self.cycle,
+        window_size=window_size,
+        expand=expand,
+        training=training,
+        seed=seed,
+        pipeline_id=self.pipeline_id,
+        start=start,
+    )
 
 
 def model_batch(parsed, vocab_size: Optional[int]):
@@ -301,6 +327,7 @@ def pretraining_dataset(
     shuffle_buffer_size: int = 10000,
     cycle_length: Optional[int] = None,
     vocab_size: Optional[int] = None,
+    start: Optional[StreamPosition] = None,
 ) -> tf.data.Dataset:
   """Batches of model inputs (int32; `masked_lm_weights` float32).
 
@@ -313,16 +340,18 @@ def pretraining_dataset(
       split between pipelines when there are enough of them, else examples.
     seed: shuffle seed (the same on every pipeline).
     skip_examples: examples of this pipeline's stream already consumed.
-    shuffle_buffer_size: examples in the shuffle buffer.
+    shuffle_buffer_size: examples shuffled together (a window).
     cycle_length: files read interleaved (default: min(cores, files)).
     vocab_size: when given, a token id at or above it stops the pipeline with
       an InvalidArgumentError carrying `TOKEN_ID_ERROR` (an XLA-compiled
       embedding lookup would otherwise clamp it silently).
+    start: where a resumed stream goes on (a `POSITION` it gave).
 
   Returns:
     A dataset of dicts keyed by the model's names (`input_word_ids`,
     `input_mask`, `input_type_ids`, `masked_lm_positions`, `masked_lm_ids`,
-    `masked_lm_weights`, `sentence_order_label`, `token_boundary`).
+    `masked_lm_weights`, `sentence_order_label`, `token_boundary`); in
+    training also `POSITION` (`official.core.seekable_stream`).
   """
   files = match_files(file_pattern)
   reading = PipelineFiles.of(files, input_context, cycle_length)
@@ -333,23 +362,23 @@ def pretraining_dataset(
       shuffle_buffer_size,
       "" if training else " (not used: evaluation reads in order)",
   )
-  dataset = tf.data.Dataset.from_tensor_slices(reading.files)
-  if training:
-    dataset = dataset.shuffle(
-        len(reading.files), seed=seed, reshuffle_each_iteration=True
-    ).repeat()
-  dataset = reading.records(dataset, compression_of(files))
+  records = reading.stream(
+      compression_of(files),
+      window_size=shuffle_buffer_size,
+      expand=lambda records, epoch: {"record": records},
+      training=training,
+      seed=seed,
+      start=start,
+  )
   spec = features.parse_spec(seq_length, max_predictions_per_seq)
 
-  def parse(records):
-    return model_batch(tf.io.parse_example(records, spec), vocab_size)
+  def parse(batch):
+    return model_batch(tf.io.parse_example(batch["record"], spec), vocab_size)
 
   return resumable_batches(
-      dataset,
+      records,
       parse=parse,
       batch_size=batch_size,
       training=training,
-      seed=seed + 1,
       skip_examples=skip_examples,
-      shuffle_buffer_size=shuffle_buffer_size,
   )

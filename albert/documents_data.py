@@ -9,15 +9,18 @@ epoch, by the offline generator's rules (`pretraining_data.instances`,
 `masking`, which the tests compare it with), and the same batches as
 `data.pretraining_dataset`.
 
-Order, as the examples reader: every epoch the file list is shuffled (seeded
-by the seed and the epoch), `cycle_length` files are read interleaved, each
-document is paired (in parallel, in order), the pairs pass through a shuffle
-buffer of `shuffle_buffer_size`, then they are batched and masked.
+Order, as the examples reader (`official.core.seekable_stream`): every
+epoch the file list is shuffled (seeded by the seed and the epoch), groups
+of `cycle_length` files are read interleaved, each window of
+`documents_per_window` documents is paired at once (windows in parallel, in
+order), and the window's pairs are shuffled together, then batched and
+masked.
 
 What a pair and its masks are depends only on the seed, the epoch and the
 document (a counter-based hash of them, see masking_ops), so any number of
-input pipelines or hosts gives the same examples. Resuming skips the pairs
-already consumed after the shuffle buffer and before masking.
+input pipelines or hosts gives the same examples. A resumed run starts at
+the checkpoint's stream position: it re-reads at most one group of raw
+documents and pairs one window, whatever the step.
 
 Options come from the data's manifest ("flags", "vocabulary"): the
 sequence length, masked positions and sentence task are the run's
@@ -32,7 +35,6 @@ import os
 from typing import List, Optional
 
 from absl import logging
-import numpy as np
 import tensorflow as tf
 
 from albert import data
@@ -44,10 +46,12 @@ from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import DocumentPool
 from albert.pretraining_data.instances import Document
 from official.core.input_pipeline import resumable_batches
+from official.core.seekable_stream import StreamPosition
 from official.errors import InputError
 
-# Documents paired per call (the ops run on all of them at once).
-DOCUMENTS_PER_BATCH = 32
+# Documents paired together, whose pairs are shuffled together (a window
+# of `seekable_stream`), by default.
+DOCUMENTS_PER_WINDOW = 256
 # Streams of draws: a document's pairs, a pair's masks.
 _PAIRS, _MASKS = 11, 12
 # Options of the manifest's flags that the run may not change between
@@ -233,17 +237,20 @@ def documents_dataset(
     seed: int = 0,
     masking_seed: Optional[int] = None,
     skip_examples: int = 0,
-    shuffle_buffer_size: int = 10000,
+    documents_per_window: int = DOCUMENTS_PER_WINDOW,
     cycle_length: Optional[int] = None,
     vocab_size: Optional[int] = None,
+    start: Optional[StreamPosition] = None,
 ) -> tf.data.Dataset:
   """Batches of model inputs from documents shards, paired and masked here.
 
   Args (as `data.pretraining_dataset`, and):
     sentence_task: "sop", "nsp" or "none".
-    seed: the file and buffer shuffles' seed, and the masks' when
+    seed: the file and window shuffles' seed, and the masks' when
       masking_seed is None: then every epoch gets new pairs and masks.
     masking_seed: pins the pairs and masks: the same every epoch.
+    documents_per_window: documents paired at once; their pairs are
+      shuffled together.
   """
   source = read_documents_data(file_pattern, "PretrainTask data")
   config = source.config(seq_length, max_predictions_per_seq, sentence_task)
@@ -275,26 +282,12 @@ def documents_dataset(
       sentence_task,
       "pinned" if masking_seed is not None else "per-epoch",
   )
-  names = tf.constant(reading.files)
 
-  def epoch_documents(epoch):
-    order = names
-    if training:
-      order = tf.random.experimental.stateless_shuffle(
-          names, seed=tf.stack([tf.constant(seed, tf.int64), epoch])
-      )
-    documents = reading.records(
-        tf.data.Dataset.from_tensor_slices(order), source.compression
-    )
-    return documents.map(lambda record: (epoch, record))
-
-  epochs = tf.data.Dataset.range(np.iinfo(np.int64).max if training else 1)
-  documents = epochs.flat_map(epoch_documents).batch(DOCUMENTS_PER_BATCH)
-
-  def pair(epochs, records):
+  def pair(records, epoch):
     # A document's pairs: (seed, epoch, document) only.
     parsed = tf.io.parse_example(records, DOCUMENT_SPEC)
     document_ids = parsed["document_id"][:, 0]
+    epochs = tf.fill(tf.shape(document_ids), epoch)
     keys = masking_ops.row_keys(
         pair_seed,
         epoch_key(epochs),
@@ -309,9 +302,14 @@ def documents_dataset(
     pairs["document"] = tf.gather(document_ids, row)
     return pairs
 
-  pairs = documents.map(
-      pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
-  ).unbatch()
+  pairs = reading.stream(
+      source.compression,
+      window_size=documents_per_window,
+      expand=pair,
+      training=training,
+      seed=seed,
+      start=start,
+  )
   masking = MaskingOps(
       is_word_start=source.vocabulary.is_word_start,
       mask_id=source.vocabulary.mask_id,
@@ -344,7 +342,5 @@ def documents_dataset(
       parse=mask,
       batch_size=batch_size,
       training=training,
-      seed=seed + 1,
       skip_examples=skip_examples,
-      shuffle_buffer_size=shuffle_buffer_size,
   )

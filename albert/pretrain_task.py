@@ -44,7 +44,10 @@ class PretrainTask(Task):
     seq_length: the data's max_seq_length.
     max_predictions_per_seq: the data's max_predictions_per_seq.
     sentence_task: `sop` (default), `nsp` or `none` (paper Table 5 ablation).
-    shuffle_buffer_size: examples in the training shuffle buffer.
+    shuffle_buffer_size: the examples format: records shuffled together (a
+      window; see albert/data.py).
+    documents_per_window: the documents format: documents paired at once,
+      whose pairs are shuffled together (see albert/documents_data.py).
     cycle_length: training files read interleaved (default: min(cores,
       files)); see albert/data.py on order and resume.
     seed: input-pipeline shuffle seed.
@@ -79,6 +82,7 @@ class PretrainTask(Task):
       max_predictions_per_seq: int = 20,
       sentence_task: str = "sop",
       shuffle_buffer_size: int = 10000,
+      documents_per_window: int = documents_data.DOCUMENTS_PER_WINDOW,
       cycle_length: Optional[int] = None,
       seed: int = 12345,
       model_config: Optional[AlbertConfig] = None,
@@ -116,6 +120,7 @@ class PretrainTask(Task):
         ("seq_length", seq_length),
         ("max_predictions_per_seq", max_predictions_per_seq),
         ("shuffle_buffer_size", shuffle_buffer_size),
+        ("documents_per_window", documents_per_window),
         ("cycle_length", 1 if cycle_length is None else cycle_length),
     ):
       if value <= 0:
@@ -127,6 +132,7 @@ class PretrainTask(Task):
     self.max_predictions_per_seq = max_predictions_per_seq
     self.sentence_task = sentence_task
     self.shuffle_buffer_size = shuffle_buffer_size
+    self.documents_per_window = documents_per_window
     self.cycle_length = cycle_length
     self.seed = seed
     self.init_checkpoint = init_checkpoint
@@ -263,7 +269,7 @@ class PretrainTask(Task):
     return AlbertPretrainer.from_config_object(self.config)
 
   def build_inputs(
-      self, input_context, *, training, batch_size, skip_examples=0
+      self, input_context, *, training, batch_size, skip_examples=0, start=None
   ):
     pattern = self.train_file_pattern if training else self.eval_file_pattern
     if self._format(training) == "documents":
@@ -278,9 +284,10 @@ class PretrainTask(Task):
           seed=self.seed,
           masking_seed=self.dynamic_masking_seed,
           skip_examples=skip_examples,
-          shuffle_buffer_size=self.shuffle_buffer_size,
+          documents_per_window=self.documents_per_window,
           cycle_length=self.cycle_length,
           vocab_size=self.config.vocab_size,
+          start=start,
       )
     return data.pretraining_dataset(
         pattern,
@@ -294,6 +301,7 @@ class PretrainTask(Task):
         shuffle_buffer_size=self.shuffle_buffer_size,
         cycle_length=self.cycle_length,
         vocab_size=self.config.vocab_size,
+        start=start,
     )
 
   def loss_totals(self, batch):

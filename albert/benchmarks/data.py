@@ -5,6 +5,7 @@ is measured).
 
 import multiprocessing
 import os
+import queue as queue_module
 import resource
 import time
 from typing import Dict, Optional
@@ -68,7 +69,21 @@ def in_process(target, *args):
   queue = context.Queue()
   process = context.Process(target=target, args=(queue,) + args)
   process.start()
-  result = queue.get()
+  while True:
+    try:
+      result = queue.get(timeout=1)
+      break
+    except queue_module.Empty:
+      if process.is_alive():
+        continue
+      try:  # it may have put its result just before it ended
+        result = queue.get(timeout=5)
+        break
+      except queue_module.Empty:
+        raise RuntimeError(
+            f"{target.__name__} ended without a result (exit code "
+            f"{process.exitcode}); its error is above"
+        ) from None
   process.join()
   return result
 

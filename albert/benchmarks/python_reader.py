@@ -45,9 +45,7 @@ def python_documents_dataset(
     order = tf.random.experimental.stateless_shuffle(
         names, seed=tf.stack([tf.constant(seed, tf.int64), epoch])
     )
-    documents = reading.records(
-        tf.data.Dataset.from_tensor_slices(order), source.compression
-    )
+    documents = reading.records(order, source.compression)
     return documents.map(lambda record: (epoch, record))
 
   epochs = tf.data.Dataset.range(np.iinfo(np.int64).max)

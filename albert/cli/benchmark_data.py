@@ -17,8 +17,9 @@ section 8.)
 `--input=documents` measures the documents format instead: its bytes against
 offline examples at each of --disk_dupe_factors, and examples/s of the
 reader that pairs and masks as it reads against its Python reference and
-the offline reader, and the start-up of a resume that skips --resume_skip
-examples against a fresh start, each in a fresh process
+the offline reader, and the start-up of a resume after --resume_skip
+examples (from the stream position, and by skipping them) against a fresh
+start, each in a fresh process
 (albert/benchmarks/documents.py):
 
   python tools/benchmark_data.py --input=documents \
@@ -81,7 +82,7 @@ BATCHES = flags.DEFINE_integer(
 RESUME_SKIP = flags.DEFINE_integer(
     "resume_skip",
     1_000_000,
-    "--input=documents: examples a timed resume skips.",
+    "--input=documents: examples consumed before the timed resume.",
 )
 JSON = flags.DEFINE_bool("json", False, "End with the report as one JSON line.")
 OUTPUT_DIR = flags.DEFINE_string(

@@ -18,7 +18,7 @@ its latest checkpoint):
 
 import os
 import re
-from typing import Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from absl import logging
 import tensorflow as tf
@@ -124,21 +124,36 @@ def newest_first(model_dir: str) -> List[str]:
   return [prefix for _, prefix in sorted(found, reverse=True)]
 
 
-def restore(checkpoint: tf.train.Checkpoint, model, path: str) -> None:
+def restore(
+    checkpoint: tf.train.Checkpoint,
+    model,
+    path: str,
+    optional: Optional[Dict[str, Any]] = None,
+) -> None:
   """Restores `checkpoint` (model and optimizer), or the model alone from a
   weights-only checkpoint (e.g. a converted one): training then starts at
-  step 0.
+  step 0. `optional` names more objects of `checkpoint` that checkpoints
+  written before them lack: restored where the checkpoint has them, else
+  left as they are.
 
   Raises:
     DamagedFileError: a file of the checkpoint is truncated or corrupt.
     ValueError: the checkpoint is another model's (or optimizer's).
   """
   try:
-    has_optimizer = any(
-        name.startswith("optimizer/")
-        for name in reader(path).get_variable_to_shape_map()
-    )
+    names = reader(path).get_variable_to_shape_map()
+    has_optimizer = any(name.startswith("optimizer/") for name in names)
     target = checkpoint if has_optimizer else tf.train.Checkpoint(model=model)
+    missing = [
+        key
+        for key in optional or {}
+        if not any(name.startswith(key + "/") for name in names)
+    ]
+    if has_optimizer and missing:
+      kept = {k: v for k, v in optional.items() if k not in missing}
+      target = tf.train.Checkpoint(
+          model=model, optimizer=checkpoint.optimizer, **kept
+      )
     target.read(path).assert_existing_objects_matched()
   except (AssertionError, ValueError, IndexError, tf.errors.OpError) as e:
     checkpoint_damage.raise_if_damaged(path, e)

@@ -1,10 +1,12 @@
-"""The resumable tail every training input pipeline shares, and the
-static-shape evaluation batches.
+"""The tail every training input pipeline shares (batches, resume), and
+the static-shape evaluation batches.
 
-A training stream is deterministic (seeded shuffles, ordered parallel maps),
-so a resumed run reproduces it and skips the raw records it has already
-consumed: skipping before parsing is cheap. Pipelines shard themselves (one
-per `tf.distribute.InputContext`), so auto-sharding is off.
+A training stream is deterministic (seeded shuffles, ordered parallel maps).
+A stream built by `seekable_stream` tags its batches with `POSITION`, and a
+resumed run starts where the checkpoint's positions say, at a cost that does
+not grow with the step; any other stream is reproduced and the examples it
+already gave are skipped. Pipelines shard themselves (one per
+`tf.distribute.InputContext`), so auto-sharding is off.
 
 Evaluation batches have the training batches' static shape too (as a TPU,
 or XLA, needs): the last one is padded with zeros, and every batch carries
@@ -13,50 +15,64 @@ which the task's metrics take as weights. Each pipeline gives a whole
 number of batches per replica it feeds, so no replica waits for data.
 """
 
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional
 
+from absl import logging
+import numpy as np
 import tensorflow as tf
+
+from official.core.seekable_stream import POSITION
+from official.core.seekable_stream import StreamPosition
 
 
 def resumable_batches(
-    records: tf.data.Dataset,
+    elements: tf.data.Dataset,
     *,
-    parse: Callable[[tf.Tensor], Dict[str, tf.Tensor]],
+    parse: Callable[[Dict[str, tf.Tensor]], Dict[str, tf.Tensor]],
     batch_size: int,
     training: bool,
-    seed: int = 0,
     skip_examples: int = 0,
-    shuffle_buffer_size: int = 10000,
+    seed: int = 0,
+    shuffle_buffer_size: int = 0,
 ) -> tf.data.Dataset:
-  """Parsed batches of serialized `records` (already sharded and, for
-  training, repeated).
+  """Parsed batches of a stream's elements (already sharded and, for
+  training, repeated; a `seekable_stream` is shuffled too).
 
   Args:
-    records: string records of this pipeline, in a deterministic order.
-    parse: a batch of records [B] -> dict of tensors.
-    batch_size: records per batch; training drops a final partial batch.
-    training: shuffle (seeded) before batching; otherwise keep the order.
-    seed: the shuffle seed.
-    skip_examples: records of this stream already consumed (resume).
-    shuffle_buffer_size: records in the shuffle buffer.
+    elements: this pipeline's elements (records, or dicts), in a
+      deterministic order.
+    parse: a batch of elements (dicts: `POSITION` taken out, and put back
+      after) -> dict of tensors.
+    batch_size: elements per batch; training drops a final partial batch.
+    training: whole batches of a static size, and the shuffle.
+    skip_examples: elements of this stream already consumed (a resume
+      without a `POSITION`: they all pass through the stream again).
+    seed, shuffle_buffer_size: a seeded shuffle buffer for training (none
+      if 0: a seekable stream shuffles its windows instead).
   """
-  if training:
-    records = records.shuffle(
+  if training and shuffle_buffer_size:
+    elements = elements.shuffle(
         shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True
     )
   if skip_examples:
-    records = records.skip(skip_examples)
-  dataset = records.batch(batch_size, drop_remainder=training)
+    elements = elements.skip(skip_examples)
+  dataset = elements.batch(batch_size, drop_remainder=training)
 
   def parse_batch(batch):
+    position = None
+    if isinstance(batch, dict):
+      batch = dict(batch)
+      position = batch.pop(POSITION, None)
     parsed = parse(batch)
-    if not training:
-      return parsed
-    # Whole batches: a static batch size, whatever `parse` could infer.
-    return {
-        k: tf.ensure_shape(v, [batch_size] + v.shape[1:].as_list())
-        for k, v in parsed.items()
-    }
+    if training:
+      # Whole batches: a static batch size, whatever `parse` could infer.
+      parsed = {
+          k: tf.ensure_shape(v, [batch_size] + v.shape[1:].as_list())
+          for k, v in parsed.items()
+      }
+    if position is not None:
+      parsed[POSITION] = position
+    return parsed
 
   dataset = dataset.map(
       parse_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
@@ -112,23 +128,72 @@ def padded_eval_batches(
   return dataset
 
 
+def _start_of(positions, context) -> Optional[StreamPosition]:
+  """This pipeline's `StreamPosition` among the saved `POSITION` rows; None
+  (with a warning) if they are of another number of pipelines."""
+  rows = np.asarray(positions).reshape(-1, 5)
+  pipelines = int(rows[:, 0].max()) + 1
+  start = StreamPosition.of_pipeline(rows, context.input_pipeline_id)
+  if pipelines != context.num_input_pipelines or start is None:
+    logging.warning(
+        "The checkpoint's input positions are of %d input pipelines, this "
+        "run has %d: skipping the examples consumed instead",
+        pipelines,
+        context.num_input_pipelines,
+    )
+    return None
+  return start
+
+
 def distributed_dataset(
-    strategy, task, *, batch_size: int, training: bool, start_step: int = 0
+    strategy,
+    task,
+    *,
+    batch_size: int,
+    training: bool,
+    start_step: int = 0,
+    positions: Optional[np.ndarray] = None,
 ):
   """`task.build_inputs` per input pipeline of `strategy`: batches of
-  `batch_size` per replica, the training stream after `start_step` steps
-  (each replica's share of them skipped); for evaluation, padded to static
-  shapes (`padded_eval_batches`)."""
+  `batch_size` per replica, the training stream after `start_step` steps;
+  for evaluation, padded to static shapes (`padded_eval_batches`).
+
+  A resumed stream starts at the pipeline's row of `positions` (the
+  `POSITION` rows its training batches carried; the task's build_inputs
+  gets it as `start`); without them, each replica's share of the steps is
+  skipped (`skip_examples`).
+  """
 
   def dataset_fn(context):
-    local_replicas = context.num_replicas_in_sync // context.num_input_pipelines
-    skip = start_step * batch_size * local_replicas if training else 0
-    dataset = task.build_inputs(
-        context, training=training, batch_size=batch_size, skip_examples=skip
+    if not training:
+      dataset = task.build_inputs(
+          context, training=False, batch_size=batch_size
+      )
+      local = context.num_replicas_in_sync // context.num_input_pipelines
+      return padded_eval_batches(dataset, batch_size, local)
+    start = None
+    if start_step and positions is not None and np.size(positions):
+      start = _start_of(positions, context)
+    if start is not None:
+      logging.info(
+          "Input pipeline %d resumes at epoch %d, file group %d, window %d, "
+          "element %d",
+          context.input_pipeline_id,
+          start.epoch,
+          start.group,
+          start.window,
+          start.offset,
+      )
+      return task.build_inputs(
+          context, training=True, batch_size=batch_size, start=start
+      )
+    local = context.num_replicas_in_sync // context.num_input_pipelines
+    return task.build_inputs(
+        context,
+        training=True,
+        batch_size=batch_size,
+        skip_examples=start_step * batch_size * local,
     )
-    if training:
-      return dataset
-    return padded_eval_batches(dataset, batch_size, local_replicas)
 
   options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
   return strategy.distribute_datasets_from_function(dataset_fn, options)

@@ -33,6 +33,7 @@ class Task(abc.ABC):
       training: bool,
       batch_size: int,
       skip_examples: int = 0,
+      start=None,
   ) -> tf.data.Dataset:
     """Batches of `batch_size` examples for one input pipeline.
 
@@ -41,6 +42,8 @@ class Task(abc.ABC):
       training: the training stream (shuffled, repeated) or the eval stream.
       batch_size: examples per batch (per replica, times accumulation steps).
       skip_examples: examples of this pipeline's training stream already used.
+      start: a `seekable_stream.StreamPosition` to resume at; given only to
+        a task whose training batches carry `seekable_stream.POSITION`.
     """
 
   @abc.abstractmethod

@@ -23,6 +23,7 @@ import os
 from typing import Dict, Optional
 
 from absl import logging
+import numpy as np
 import tensorflow as tf
 import tf_keras
 
@@ -35,6 +36,8 @@ from official.core import model_config_file
 from official.core import preemption
 from official.core import run_lock
 from official.core.progress import Progress
+from official.core.seekable_stream import POSITION
+from official.core.seekable_stream import POSITION_FIELDS
 from official.core.summaries import Summaries
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
@@ -109,9 +112,24 @@ class Trainer:
       self.optimizer = optimizer
       self.train_metrics = task.build_metrics()
       self.eval_metrics = task.build_metrics()
+      # The stream position after each replica's last batch (`POSITION`).
+      self._positions = tf.Variable(
+          tf.fill([strategy.num_replicas_in_sync, len(POSITION_FIELDS)], -1),
+          trainable=False,
+          aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+      )
+    # Their copy in the checkpoint, of any number of replicas; empty when
+    # the stream has no positions (a resume then skips what was consumed).
+    self._saved_positions = tf.Variable(
+        np.zeros([0, len(POSITION_FIELDS)], np.int32),
+        shape=tf.TensorShape(None),
+        trainable=False,
+    )
     self._learning_rate = optimizer_config.schedule()
     self.checkpoint = tf.train.Checkpoint(
-        model=self.model, optimizer=self.optimizer
+        model=self.model,
+        optimizer=self.optimizer,
+        input_position=self._saved_positions,
     )
     # Every worker saves (saving is collective); only the chief's copies are
     # kept in model_dir, the others go to a scratch directory inside it.
@@ -167,7 +185,17 @@ class Trainer:
     the next one runs, so the host can queue them all at once."""
     self._run(self._totals.reset, ())
     for _ in tf.range(num_steps):
-      self._run(self.train_step, (next(iterator),))
+      self._run(self._train_step_at, (next(iterator),))
+
+  def _train_step_at(self, batch):
+    """A training step (replica context) that keeps where this replica's
+    stream goes on, if the batch says (`POSITION`)."""
+    batch = dict(batch)
+    position = batch.pop(POSITION, None)
+    self.train_step(batch)
+    if position is not None:
+      context = tf.distribute.get_replica_context()
+      self._positions.assign(context.all_gather(position[-1:], axis=0))
 
   def _eval_loop_fn(self, iterator, num_steps):
     done = tf.constant(0)
@@ -191,10 +219,12 @@ class Trainer:
         batch_size=per_replica,
         training=training,
         start_step=start_step,
+        positions=self._saved_positions.numpy() if start_step else None,
     )
 
   def train_iterator(self, start_step: int = 0):
-    """An iterator over the training stream, after `start_step` steps."""
+    """An iterator over the training stream, after `start_step` steps: from
+    the restored checkpoint's input positions where it has them."""
     return iter(self._dataset(training=True, start_step=start_step))
 
   def run_steps(self, iterator, num_steps: int):
@@ -355,10 +385,17 @@ class Trainer:
   def restore_latest(self) -> Optional[str]:
     """Restores the newest checkpoint of model_dir that reads back whole
     (`checkpoints.restore_newest`); None when there is none."""
-    return checkpoints.restore_newest(
-        self.model_dir,
-        lambda path: checkpoints.restore(self.checkpoint, self.model, path),
-    )
+
+    def restore(path):
+      self._saved_positions.assign(np.zeros([0, len(POSITION_FIELDS)]))
+      checkpoints.restore(
+          self.checkpoint,
+          self.model,
+          path,
+          optional={"input_position": self._saved_positions},
+      )
+
+    return checkpoints.restore_newest(self.model_dir, restore)
 
   def _save(self, step: int) -> None:
     """Saves ckpt-`step` (nothing of it left on failure); `_commit`s. A new
@@ -368,6 +405,10 @@ class Trainer:
         files.makedirs(self.model_dir)
         model_config_file.write(self.model_dir, self.task.model_config_dict())
         self._needs_model_config = False
+      positions = self._positions.numpy()
+      if (positions < 0).any():  # a stream without positions
+        positions = positions[:0]
+      self._saved_positions.assign(positions)
       checkpoints.save(self.checkpoint_manager, self._write_dir, step)
       self._commit()
 

@@ -1,10 +1,12 @@
-"""albert/data.py: the training read order (file shuffle, interleave, buffer)
-and skipping for resume."""
+"""albert/data.py: the training read order (file shuffle, interleave,
+windows) and resume."""
 
 import numpy as np
 import pytest
 
 from albert import data
+from official.core.seekable_stream import POSITION
+from official.core.seekable_stream import StreamPosition
 from tests.albert.synthetic_records import write_records
 
 SEQ, PRED = 32, 5
@@ -73,11 +75,12 @@ def test_default_cycle_length_is_the_core_count(files, monkeypatch):
   assert sorted(sources[:6]) == list(range(6)) and sources[6:12] == sources[:6]
 
 
-def test_buffer_mixes_and_skip_resumes_the_same_stream(files):
+def test_windows_mix_and_a_resume_continues_the_same_stream(files):
   plain = _sources(files, 30, cycle_length=2, shuffle_buffer_size=1)
   mixed = _sources(files, 30, cycle_length=2, shuffle_buffer_size=40)
   assert plain != mixed
-  # 10 records skipped = the stream from its 11th record on.
+  # From the position after record 130 (the second epoch), or with 130
+  # records skipped: the stream from its 131st record on.
   lookup = _first_tokens(files)
   kwargs = dict(
       seq_length=SEQ,
@@ -85,17 +88,18 @@ def test_buffer_mixes_and_skip_resumes_the_same_stream(files):
       batch_size=1,
       training=True,
       cycle_length=2,
-      shuffle_buffer_size=40,
+      shuffle_buffer_size=7,
   )
-  whole = [
-      b["input_word_ids"].numpy()[0].tobytes()
-      for b in data.pretraining_dataset(",".join(files), **kwargs).take(30)
-  ]
-  resumed = [
-      b["input_word_ids"].numpy()[0].tobytes()
-      for b in data.pretraining_dataset(
-          ",".join(files), skip_examples=10, **kwargs
-      ).take(20)
-  ]
-  assert resumed == whole[10:]
+  batches = list(data.pretraining_dataset(",".join(files), **kwargs).take(150))
+  whole = [b["input_word_ids"].numpy()[0].tobytes() for b in batches]
+  start = StreamPosition.of_pipeline(batches[129][POSITION], 0)
+  assert start.epoch == 1 and start.window > 0
+  for resume in (dict(start=start), dict(skip_examples=130)):
+    resumed = [
+        b["input_word_ids"].numpy()[0].tobytes()
+        for b in data.pretraining_dataset(
+            ",".join(files), **resume, **kwargs
+        ).take(20)
+    ]
+    assert resumed == whole[130:]
   assert np.all([w in lookup for w in whole])

@@ -172,7 +172,16 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(
   resumed = helpers.run(args(model_dir))
   assert resumed.returncode == 0, resumed.stderr[-2000:]
   assert "Resumed from" in resumed.stderr
+  # At the checkpoint's input position, not by re-reading the stream.
+  assert "Input pipeline 0 resumes at epoch " in resumed.stderr
   a, b = _variables(tmp_path / "straight"), _variables(model_dir)
+  position = "input_position/.ATTRIBUTES/VARIABLE_VALUE"
+  np.testing.assert_array_equal(
+      *(
+          tf.train.load_checkpoint(str(d)).get_tensor(position)
+          for d in (tmp_path / "straight", model_dir)
+      )
+  )
   assert a.keys() == b.keys() and len(a) > 10
   for name in a:
     np.testing.assert_array_equal(a[name], b[name], err_msg=name)
@@ -319,6 +328,11 @@ def test_sigterm_to_one_worker_stops_both_at_the_same_step(data_dir, tmp_path):
   ), lines[0]
   assert tf.train.latest_checkpoint(str(model_dir)).endswith(f"ckpt-{step}")
   assert not [n for n in os.listdir(model_dir) if n.startswith(".")]
+  # Where each worker's input stream goes on (a resume starts there).
+  rows = tf.train.load_checkpoint(str(model_dir)).get_tensor(
+      "input_position/.ATTRIBUTES/VARIABLE_VALUE"
+  )
+  assert sorted(rows[:, 0]) == [0, 1] and (rows >= 0).all()
 
 
 @pytest.mark.slow

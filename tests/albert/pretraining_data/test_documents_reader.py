@@ -23,6 +23,8 @@ from official.errors import InputError
 from official.io.tfrecord import TFRecordWriter
 from tests.albert.synthetic_records import write_records
 from tests.conftest import VOCAB_SIZE
+from official.core.seekable_stream import POSITION
+from official.core.seekable_stream import StreamPosition
 from tests.helpers import python_ops_in
 
 SEQ, PRED = 64, 10
@@ -53,7 +55,7 @@ def _dataset(directory, **overrides):
       batch_size=32,
       training=False,
       seed=3,
-      shuffle_buffer_size=200,
+      documents_per_window=64,
   )
   options.update(overrides)
   return documents_data.documents_dataset(
@@ -68,6 +70,7 @@ def _rows(dataset):
     arrays = [
         batch[name].numpy().reshape(len(batch["input_word_ids"]), -1)
         for name in sorted(batch)
+        if name != POSITION
     ]
     rows.extend(
         b"".join(a[r].astype(np.float32).tobytes() for a in arrays)
@@ -92,8 +95,9 @@ def test_examples_do_not_depend_on_the_input_pipelines(docs):
 
 
 def test_resume_continues_the_same_stream(docs):
-  # skip_examples after the shuffle buffer: the tail of the uninterrupted
-  # stream, bit for bit, from a point past the first epoch.
+  # From the position the last batch carried (a window and a group into an
+  # epoch past the first), or by skipping what was consumed: the tail of
+  # the uninterrupted stream, bit for bit.
   epoch = sum(len(b["input_word_ids"]) for b in _dataset(docs))
   total, skip = 80, 60
   assert epoch < skip * 32
@@ -101,16 +105,17 @@ def test_resume_continues_the_same_stream(docs):
       {k: v.numpy() for k, v in b.items()}
       for b in _dataset(docs, training=True).take(total)
   ]
-  resumed = [
-      {k: v.numpy() for k, v in b.items()}
-      for b in _dataset(docs, training=True, skip_examples=skip * 32).take(
-          total - skip
-      )
-  ]
-  assert len(resumed) == total - skip
-  for a, b in zip(full[skip:], resumed):
-    for name in a:
-      np.testing.assert_array_equal(a[name], b[name])
+  start = StreamPosition.of_pipeline(full[skip - 1][POSITION][-1:], 0)
+  assert start.epoch >= 1 and start.window + start.offset > 0
+  for resume in (dict(start=start), dict(skip_examples=skip * 32)):
+    resumed = [
+        {k: v.numpy() for k, v in b.items()}
+        for b in _dataset(docs, training=True, **resume).take(total - skip)
+    ]
+    assert len(resumed) == total - skip
+    for a, b in zip(full[skip:], resumed):
+      for name in a:
+        np.testing.assert_array_equal(a[name], b[name])
   # Another seed, another stream.
   other = next(iter(_dataset(docs, training=True, seed=4)))
   assert not np.array_equal(
@@ -121,8 +126,8 @@ def test_resume_continues_the_same_stream(docs):
 def test_new_pairs_and_masks_every_epoch_unless_pinned(docs):
   # The evaluation pass is epoch 0 of the training stream (what a pair and
   # its masks are depends on the seed, the epoch and the document only):
-  # two epochs of training hold epoch 0's examples (all but the shuffle
-  # buffer's tail) and new ones after them. A masking seed pins both: every
+  # two epochs of training hold all of epoch 0's examples (windows do not
+  # cross epochs) and new ones after them. A masking seed pins both: every
   # epoch is the same, whatever the shuffle seed.
   rows = _rows(_dataset(docs))
   epoch0, n = set(rows), len(rows)
@@ -133,7 +138,7 @@ def test_new_pairs_and_masks_every_epoch_unless_pinned(docs):
 
   dynamic = two_epochs()
   repeated = sum(row in epoch0 for row in dynamic)
-  assert n - 200 - 32 <= repeated <= n, (repeated, n)
+  assert repeated == n
   pinned = set(_rows(_dataset(docs, masking_seed=9)))
   assert not pinned & epoch0
   assert set(two_epochs(masking_seed=9)) == pinned
