@@ -11,8 +11,10 @@
                      checkpoint path
   checkpoint_damage  which file of a checkpoint is truncated or corrupt
   best_checkpoint    evaluate during training, keep the best, stop early
-  input_pipeline     the resumable tf.data tail of every training stream;
+  input_pipeline     the tf.data tail of every stream: batches, resume,
                      static-shape evaluation batches
+  seekable_stream    a training order that a resume enters at its saved
+                     position (epochs, file groups, windows)
   model_config_file  MODEL_DIR/model_config.json
   summaries          TensorBoard scalars, held until the first checkpoint
   export_base        ExportModule: serving modules without Keras' metadata

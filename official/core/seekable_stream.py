@@ -128,9 +128,7 @@ def seekable_stream(
         tf.range(count), seed=window_seed
     )
     elements = {k: tf.gather(v, order) for k, v in elements.items()}
-    fixed = tf.cast(
-        tf.stack([pipeline_id, epoch, group, window]), tf.int32
-    )
+    fixed = tf.cast(tf.stack([pipeline_id, epoch, group, window]), tf.int32)
     elements[POSITION] = tf.concat(
         [
             tf.tile(fixed[None, :], [count, 1]),

@@ -61,8 +61,7 @@ def _stream(files, **options):
 
 def _take(dataset, n):
   return [
-      {k: v.numpy() for k, v in element.items()}
-      for element in dataset.take(n)
+      {k: v.numpy() for k, v in element.items()} for element in dataset.take(n)
   ]
 
 

@@ -14,6 +14,9 @@ import tf_keras
 
 from official.core import checkpoints
 from official.core import model_config_file
+from official.core.input_pipeline import resumable_batches
+from official.core.seekable_stream import StreamPosition
+from official.core.seekable_stream import seekable_stream
 from official.core.task import Task
 from official.core.trainer import NonFiniteLossError
 from official.core.trainer import Trainer
@@ -395,3 +398,103 @@ def test_mixed_float16_skips_an_overflowing_step(
   dtypes = tf.train.load_checkpoint(str(tmp_path)).get_variable_to_dtype_map()
   kernels = [k for k in dtypes if k.startswith("model/linear/kernel/")]
   assert kernels and all(dtypes[k] == tf.float32 for k in kernels), dtypes
+
+
+@pytest.fixture(scope="module")
+def row_files(tmp_path_factory):
+  """The examples' row numbers in 8 files of 8 records."""
+  root = tmp_path_factory.mktemp("rows")
+  paths = []
+  for f in range(8):
+    paths.append(str(root / f"rows-{f}.tfrecord"))
+    with tf.io.TFRecordWriter(paths[-1]) as writer:
+      for row in range(f * 8, f * 8 + 8):
+        writer.write(str(row).encode())
+  return paths
+
+
+class StreamTask(LeastSquaresTask):
+  """The examples as a seekable stream; remembers how its training stream
+  was resumed."""
+
+  def __init__(self, files):
+    super().__init__()
+    self.files = files
+    self.resumes = []
+
+  def build_inputs(
+      self, input_context, *, training, batch_size, skip_examples=0, start=None
+  ):
+    if not training:
+      return super().build_inputs(
+          input_context, training=False, batch_size=batch_size
+      )
+    self.resumes.append((skip_examples, start))
+    stream = seekable_stream(
+        self.files,
+        read_group=tf.data.TFRecordDataset,
+        group_size=3,
+        window_size=5,
+        expand=lambda records, _: {
+            "row": tf.strings.to_number(records, tf.int32)
+        },
+        training=True,
+        seed=3,
+        start=start,
+    )
+
+    def parse(batch):
+      return {
+          "x": tf.gather(FEATURES, batch["row"]),
+          "y": tf.gather(TARGETS, batch["row"]),
+      }
+
+    return resumable_batches(
+        stream,
+        parse=parse,
+        batch_size=batch_size,
+        training=True,
+        skip_examples=skip_examples,
+    )
+
+
+def test_a_resume_starts_at_the_checkpointed_input_position(
+    row_files, tmp_path
+):
+  # Two replicas of one pipeline; 9 steps of 8 pass the epoch of 64.
+  def trainer(name, steps, task):
+    return _trainer(
+        tmp_path / name,
+        task=task,
+        strategy="mirrored",
+        steps=steps,
+        checkpoint_interval=9,
+        steps_per_loop=3,
+    )
+
+  straight = trainer("straight", 13, StreamTask(row_files))
+  straight.train()
+  trainer("resumed", 9, StreamTask(row_files)).train()
+  saved = tf.train.load_checkpoint(str(tmp_path / "resumed")).get_tensor(
+      "input_position/.ATTRIBUTES/VARIABLE_VALUE"
+  )
+  assert saved.shape == (2, 5) and (saved[:, 0] == 0).all()
+  task = StreamTask(row_files)
+  resumed = trainer("resumed", 13, task)
+  resumed.train()
+  skip, start = task.resumes[0]
+  assert skip == 0 and start == StreamPosition.of_pipeline(saved, 0)
+  assert start.epoch == 1
+  np.testing.assert_array_equal(_weights(resumed), _weights(straight))
+  # A checkpoint without positions (from before them) restores, and the
+  # run resumes by skipping what was consumed: the same weights.
+  old = trainer("old", 9, StreamTask(row_files))
+  old.train()
+  tf.train.Checkpoint(model=old.model, optimizer=old.optimizer).write(
+      str(tmp_path / "old" / "ckpt-9")
+  )
+  task = StreamTask(row_files)
+  again = trainer("old", 13, task)
+  again.train()
+  assert task.resumes[0] == (9 * 8, None)
+  np.testing.assert_array_equal(_weights(again), _weights(straight))
