@@ -148,3 +148,41 @@ def seekable_stream(
   if training and start.offset:
     stream = stream.skip(start.offset)
   return stream
+
+
+class PositionKeeper:
+  """A trainer's record of where each replica's stream goes on: `record`
+  (replica context) keeps the last `POSITION` row of every replica's batch,
+  `before_save` copies them into `variable` (what the checkpoint holds, of
+  any number of replicas; empty for a stream without positions), `saved`
+  reads back what a restored checkpoint held."""
+
+  def __init__(self, strategy: tf.distribute.Strategy):
+    width = len(POSITION_FIELDS)
+    with strategy.scope():
+      self._live = tf.Variable(
+          tf.fill([strategy.num_replicas_in_sync, width], -1),
+          trainable=False,
+          aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+      )
+    self.variable = tf.Variable(
+        np.zeros([0, width], np.int32),
+        shape=tf.TensorShape(None),
+        trainable=False,
+    )
+
+  def record(self, position: tf.Tensor) -> None:
+    """In a replica: `position` is the batch's `POSITION` [B, 5]."""
+    context = tf.distribute.get_replica_context()
+    self._live.assign(context.all_gather(position[-1:], axis=0))
+
+  def before_save(self) -> None:
+    rows = self._live.numpy()
+    self.variable.assign(rows[:0] if (rows < 0).any() else rows)
+
+  def clear(self) -> None:
+    """Before a restore: a checkpoint without positions leaves none."""
+    self.variable.assign(np.zeros([0, len(POSITION_FIELDS)], np.int32))
+
+  def saved(self) -> np.ndarray:
+    return self.variable.numpy()

@@ -23,7 +23,6 @@ import os
 from typing import Dict, Optional
 
 from absl import logging
-import numpy as np
 import tensorflow as tf
 import tf_keras
 
@@ -37,7 +36,7 @@ from official.core import preemption
 from official.core import run_lock
 from official.core.progress import Progress
 from official.core.seekable_stream import POSITION
-from official.core.seekable_stream import POSITION_FIELDS
+from official.core.seekable_stream import PositionKeeper
 from official.core.summaries import Summaries
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
@@ -112,24 +111,13 @@ class Trainer:
       self.optimizer = optimizer
       self.train_metrics = task.build_metrics()
       self.eval_metrics = task.build_metrics()
-      # The stream position after each replica's last batch (`POSITION`).
-      self._positions = tf.Variable(
-          tf.fill([strategy.num_replicas_in_sync, len(POSITION_FIELDS)], -1),
-          trainable=False,
-          aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
-      )
-    # Their copy in the checkpoint, of any number of replicas; empty when
-    # the stream has no positions (a resume then skips what was consumed).
-    self._saved_positions = tf.Variable(
-        np.zeros([0, len(POSITION_FIELDS)], np.int32),
-        shape=tf.TensorShape(None),
-        trainable=False,
-    )
+    # Where each replica's input stream goes on; a resume starts there.
+    self._positions = PositionKeeper(strategy)
     self._learning_rate = optimizer_config.schedule()
     self.checkpoint = tf.train.Checkpoint(
         model=self.model,
         optimizer=self.optimizer,
-        input_position=self._saved_positions,
+        input_position=self._positions.variable,
     )
     # Every worker saves (saving is collective); only the chief's copies are
     # kept in model_dir, the others go to a scratch directory inside it.
@@ -194,8 +182,7 @@ class Trainer:
     position = batch.pop(POSITION, None)
     self.train_step(batch)
     if position is not None:
-      context = tf.distribute.get_replica_context()
-      self._positions.assign(context.all_gather(position[-1:], axis=0))
+      self._positions.record(position)
 
   def _eval_loop_fn(self, iterator, num_steps):
     done = tf.constant(0)
@@ -219,7 +206,7 @@ class Trainer:
         batch_size=per_replica,
         training=training,
         start_step=start_step,
-        positions=self._saved_positions.numpy() if start_step else None,
+        positions=self._positions.saved() if start_step else None,
     )
 
   def train_iterator(self, start_step: int = 0):
@@ -387,12 +374,12 @@ class Trainer:
     (`checkpoints.restore_newest`); None when there is none."""
 
     def restore(path):
-      self._saved_positions.assign(np.zeros([0, len(POSITION_FIELDS)]))
+      self._positions.clear()
       checkpoints.restore(
           self.checkpoint,
           self.model,
           path,
-          optional={"input_position": self._saved_positions},
+          optional={"input_position": self._positions.variable},
       )
 
     return checkpoints.restore_newest(self.model_dir, restore)
@@ -405,10 +392,7 @@ class Trainer:
         files.makedirs(self.model_dir)
         model_config_file.write(self.model_dir, self.task.model_config_dict())
         self._needs_model_config = False
-      positions = self._positions.numpy()
-      if (positions < 0).any():  # a stream without positions
-        positions = positions[:0]
-      self._saved_positions.assign(positions)
+      self._positions.before_save()
       checkpoints.save(self.checkpoint_manager, self._write_dir, step)
       self._commit()
 

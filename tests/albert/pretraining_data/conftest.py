@@ -103,7 +103,6 @@ def read_documents_examples(pattern, num_examples, **overrides):
       batch_size=256,
       training=True,
       seed=5,
-      shuffle_buffer_size=1000,
   )
   options.update(overrides)
   dataset = reader.documents_dataset(pattern, **options)
