@@ -345,7 +345,7 @@ def measure(s: ServingBenchmark) -> Dict:
 
 
 def format_report(report: Dict) -> str:
-  """The report as the README shows it."""
+  """The report as docs/serving.md shows it."""
   lines = []
   seq, batch = report["seq_length"], report["batch_size"]
   precision, rounds = report["precision"], report["rounds"]

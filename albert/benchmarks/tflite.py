@@ -202,7 +202,7 @@ def measure(s: TfliteBenchmark) -> Dict:
 
 
 def format_report(report: Dict) -> str:
-  """The report as the README shows it."""
+  """The report as docs/serving.md shows it."""
   lines = []
   seq = report["seq_length"]
   names = [

@@ -297,7 +297,7 @@ def measure(s: TrainBenchmark) -> Dict:
 
 
 def format_report(report: Dict, rounds: int) -> str:
-  """The report as the README shows it."""
+  """The report as docs/pretraining.md shows it."""
   lines = []
   what = {
       "pretraining": "pretraining step",

@@ -45,7 +45,7 @@ def test_one_keras_everywhere():
 
 
 # The architecture, top to bottom: a module may import its own unit and the
-# units of lower layers only (README.md "Layout" draws it). A unit is a
+# units of lower layers only (docs/architecture.md draws it). A unit is a
 # package below albert/ (albert/tasks) or a top-level module (albert/data.py).
 LAYERS = (
     ("run_pretraining", "run_finetuning", "run_export", "export_tflite"),

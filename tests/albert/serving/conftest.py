@@ -35,19 +35,19 @@ def export_model(model_dir, spm_model, out, *flags):
   return out
 
 
-# What the README's serving examples call the export directory.
-README_EXPORT_DIR = 'export_dir = "/tmp/albert_export"'
+# What docs/serving.md's examples call the export directory.
+DOCS_EXPORT_DIR = 'export_dir = "/tmp/albert_export"'
 
 
-def run_readme_block(marker: str, export_dir, checks: str):
-  """The README's one python block containing `marker`, run as written in a
-  fresh process (only its export directory changed to `export_dir`), with
-  `checks` appended; the finished process."""
-  with open(f"{helpers.REPO}/README.md", encoding="utf-8") as f:
+def run_docs_block(marker: str, export_dir, checks: str):
+  """docs/serving.md's one python block containing `marker`, run as written
+  in a fresh process (only its export directory changed to `export_dir`),
+  with `checks` appended; the finished process."""
+  with open(f"{helpers.REPO}/docs/serving.md", encoding="utf-8") as f:
     blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
   (block,) = [b for b in blocks if marker in b]
-  assert README_EXPORT_DIR in block
-  script = block.replace(README_EXPORT_DIR, f"export_dir = {str(export_dir)!r}")
+  assert DOCS_EXPORT_DIR in block
+  script = block.replace(DOCS_EXPORT_DIR, f"export_dir = {str(export_dir)!r}")
   return helpers.run([sys.executable, "-c", script + checks], timeout=600)
 
 

@@ -1,9 +1,9 @@
-"""The TF Hub idiom on our SavedModels: the README's Keras example, run as
+"""The TF Hub idiom on our SavedModels: docs/serving.md's Keras example, run as
 written (only the export directory changed) in a fresh process with
 `tensorflow_hub` and without this package, then checked: the encoder's
 weights changed, the model learns, the word pieces are the signature's.
 
-The fixture's encoder is untrained, so the README's 5 epochs leave the loss
+The fixture's encoder is untrained, so docs/serving.md's 5 epochs leave the loss
 at chance (ln 2, up or down by the dropout's noise: a clean-clone run once
 ended above where it began). The check trains on for 100 epochs, about 5 s,
 and asks for the 24 examples learnt: ten runs ended at a loss of 0.009
@@ -13,14 +13,14 @@ import json
 
 import pytest
 
-from tests.albert.serving.conftest import run_readme_block
+from tests.albert.serving.conftest import run_docs_block
 
 # Every test here needs the exported SavedModels (serving/conftest.py).
 pytestmark = pytest.mark.slow
 
 pytest.importorskip("tensorflow_hub")
 
-# Appended to the README's block; uses its variables.
+# Appended to docs/serving.md's block; uses its variables.
 _CHECKS = r"""
 import json, sys
 import numpy as np
@@ -57,20 +57,20 @@ print(json.dumps({
 
 def test_readme_keras_classifier_on_hub_layers_trains(model_dir, export_dir):
   _, pretrainer = model_dir
-  run = run_readme_block("hub.KerasLayer", export_dir, _CHECKS)
+  run = run_docs_block("hub.KerasLayer", export_dir, _CHECKS)
   assert run.returncode == 0, run.stderr[-3000:]
   lines = run.stdout.strip().splitlines()
-  assert lines[0].startswith("loss ["), lines  # the README's own print
+  assert lines[0].startswith("loss ["), lines  # docs/serving.md's own print
   result = json.loads(lines[-1])
   assert result["ragged_rank"] == 2
   # Words flatten to exactly the pieces the fixed-length signature packs.
   for words, ids in zip(result["words"], result["flat"]):
     pieces = [i for word in words for i in word]
     assert ids[1 : 1 + len(pieces)] == pieces
-  assert result["packed_shape"] == [3, 64]  # the README's seq_length
+  assert result["packed_shape"] == [3, 64]  # docs/serving.md's seq_length
   assert result["num_layers"] == pretrainer.encoder.config.num_layers
   assert result["trainable"] == len(pretrainer.encoder.trainable_variables)
   assert result["changed"] == result["trainable"]  # fine-tuned, every weight
-  assert len(result["loss"]) == 5, result["loss"]  # the README's epochs
+  assert len(result["loss"]) == 5, result["loss"]  # docs/serving.md's epochs
   assert result["more_loss"][-1] < 0.2, result["more_loss"]
   assert result["accuracy"] == 1.0, result

@@ -1,4 +1,4 @@
-"""Keras 3 on our SavedModels: the README's `keras.layers.TFSMLayer` block,
+"""Keras 3 on our SavedModels: docs/serving.md's `keras.layers.TFSMLayer` block,
 run as written (only the export directory changed) in a fresh process
 without this package; its `pooled_output` is our model's within 1e-5."""
 
@@ -8,12 +8,12 @@ import re
 import numpy as np
 import pytest
 
-from tests.albert.serving.conftest import run_readme_block
+from tests.albert.serving.conftest import run_docs_block
 
 # Every test here needs the exported SavedModels (serving/conftest.py).
 pytestmark = pytest.mark.slow
 
-# Appended to the README's block; uses its variables.
+# Appended to docs/serving.md's block; uses its variables.
 _CHECKS = r"""
 import json, sys
 assert keras.__version__.startswith("3."), keras.__version__
@@ -26,10 +26,10 @@ print(json.dumps({"ids": ids.tolist(),
 
 def test_readme_tfsmlayer_gives_our_pooled_output(model_dir, export_dir):
   _, pretrainer = model_dir
-  run = run_readme_block("TFSMLayer", export_dir, _CHECKS)
+  run = run_docs_block("TFSMLayer", export_dir, _CHECKS)
   assert run.returncode == 0, run.stderr[-3000:]
   lines = run.stdout.strip().splitlines()
-  assert re.fullmatch(r"\(1, \d+\)", lines[0]), lines  # the README's print
+  assert re.fullmatch(r"\(1, \d+\)", lines[0]), lines  # docs/serving.md's print
   result = json.loads(lines[-1])
   ids = np.array(result["ids"], np.int32)
   ours = pretrainer.encoder(
