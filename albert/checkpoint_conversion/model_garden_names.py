@@ -21,7 +21,7 @@ Garden's ALBERT.
 """
 
 import json
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, List, Mapping, Optional
 
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import NameTable
@@ -246,19 +246,3 @@ def config_from_keras(
         f"{source}: the AlbertEncoder config {json.dumps(data)[:200]} is "
         f"not one we can read ({e}); give --albert_config"
     ) from e
-
-
-def config_to_keras(config: AlbertConfig) -> Dict[str, Any]:
-  """The `AlbertEncoder` keyword arguments of `config` (for the record the
-  Model Garden's own tools can read: albert_config.json is written too)."""
-  return {
-      "vocab_size": config.vocab_size,
-      "embedding_width": config.embedding_size,
-      "hidden_size": config.hidden_size,
-      "num_layers": config.num_layers,
-      "num_attention_heads": config.num_heads,
-      "max_sequence_length": config.max_position_embeddings,
-      "type_vocab_size": config.type_vocab_size,
-      "intermediate_size": config.intermediate_size,
-      "activation": ACTIVATIONS_OUT[config.hidden_act],
-  }

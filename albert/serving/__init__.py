@@ -13,6 +13,8 @@ Modules:
   tflite_export             TFLite flatbuffers (float32, dynamic-range int8)
   onnx_export               ONNX models written from the weights (encoder,
                             classifiers), for onnxruntime
+  wordpiece_preprocessor    WordPiecePreprocessor: raw strings -> encoder
+                            inputs with a vocab.txt (TF ops)
 
 Command line: `python -m albert.run_export`, `python -m albert.export_tflite`.
 """

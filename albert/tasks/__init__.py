@@ -8,6 +8,8 @@ Shared by every family:
                            run_classifier.py features and serving), GLUE's and
                            own data's
   classification_metrics   accuracy, F1, macro-F1, MCC, Pearson, Spearman
+  multilabel_metrics       multi-label metrics and per-label thresholds
+  packing                  a fine-tuning example's segments -> encoder inputs
   text_example             TextExample, MultipleChoiceExample
 
 Families (each: data readers, the task, its metrics and serving):

@@ -1,1 +1,7 @@
-"""Generic Keras building blocks: activations, precision policies."""
+"""Generic Keras building blocks.
+
+  activations  gelu (tanh approximation, hand-written gradient)
+  precision    mixed-precision policies and their compute dtypes
+  fusion       fused kernels for the training step (GELU, LayerNorm)
+  recompute    activation recomputation, chosen per training run
+"""

@@ -3,6 +3,7 @@ albert/), albert/ imports point down its layers, one Keras, small files."""
 
 import ast
 import pathlib
+import re
 
 from tests import helpers
 
@@ -137,3 +138,31 @@ def test_no_library_file_over_the_size_limit():
       if (n := len(f.read_text().splitlines())) > MAX_LIBRARY_LINES
   ]
   assert not long, long
+
+
+_LISTED = re.compile(r"^\s*([a-z_][a-z0-9_]*)/?\s{2,}\S")
+
+
+def test_package_docstrings_list_their_modules():
+  """A package docstring that lists its modules (lines `name  what it is`)
+  names every module and subpackage of it, and nothing else."""
+  root = OFFICIAL.parent
+  inits = sorted(root.glob("albert/**/__init__.py")) + sorted(
+      OFFICIAL.rglob("__init__.py")
+  )
+  checked = []
+  for init in inits:
+    doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+    listed = {
+        m.group(1) for line in doc.splitlines() if (m := _LISTED.match(line))
+    }
+    if len(listed) < 3:
+      continue
+    package = init.parent
+    present = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    present |= {
+        p.name for p in package.iterdir() if (p / "__init__.py").exists()
+    }
+    assert listed == present, (str(init), sorted(listed ^ present))
+    checked.append(package.name)
+  assert len(checked) >= 8, checked

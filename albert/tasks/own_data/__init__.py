@@ -1,10 +1,11 @@
 """Fine-tuning on a user's own files.
 
-  reader               CSV / TSV / JSON Lines rows and split files
-  text_classification  TextClassificationTask, TextRegressionTask
-  conll                CoNLL-style tagged sentences
-  token_classification TokenClassificationTask and its serving module
-  entity_metrics       entity-level precision, recall and F1
-  labels_file          the label list written beside a model
-  sample_data          a small labelled data set to try the commands on
+  reader                CSV / TSV / JSON Lines rows and split files
+  text_classification   TextClassificationTask, TextRegressionTask
+  text_multilabel       TextMultiLabelTask: any number of labels per text
+  conll                 CoNLL-style tagged sentences
+  token_classification  TokenClassificationTask and its serving module
+  entity_metrics        entity-level precision, recall and F1
+  labels_file           the label list written beside a model
+  sample_data           a small labelled data set to try the commands on
 """
