@@ -1,4 +1,4 @@
-"""tools/benchmark_tflite.py runs as docs/serving.md shows, with real numbers."""
+"""tools/benchmark_tflite.py runs as docs/serving.md shows, real numbers."""
 
 import json
 

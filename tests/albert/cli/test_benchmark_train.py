@@ -1,4 +1,4 @@
-"""tools/benchmark_train.py runs as docs/pretraining.md shows, with real numbers."""
+"""tools/benchmark_train.py runs as docs/pretraining.md shows."""
 
 import json
 import math
