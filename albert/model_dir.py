@@ -96,6 +96,24 @@ def load_pretrainer(
 
   Raises:
     ValueError: one line naming the missing or mismatching file.
+
+  Example (a directory written here; `run_pretraining` and
+  `tools/convert_checkpoint.py` write the same):
+
+  >>> import os, tempfile
+  >>> from albert import model_dir
+  >>> from albert.modeling.config import AlbertConfig
+  >>> from albert.modeling.pretrainer import AlbertPretrainer
+  >>> config = AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+  ...                       num_layers=2, num_heads=2, intermediate_size=32)
+  >>> directory = os.path.join(tempfile.mkdtemp(), "model")
+  >>> prefix = model_dir.write_model_dir(
+  ...     directory, AlbertPretrainer.from_config_object(config), step=7)
+  >>> os.path.basename(prefix)
+  'ckpt-7'
+  >>> pretrainer, config = model_dir.load_pretrainer(directory)
+  >>> config.hidden_size, type(pretrainer.encoder).__name__
+  (16, 'AlbertEncoder')
   """
   policy = precision_lib.serving_policy(precision)
   config = config or read_model_config(model_dir)

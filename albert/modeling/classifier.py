@@ -30,6 +30,22 @@ class AlbertClassifier(EncoderWithHeads):
 
   Returns:
     {"logits": float32 [B, num_classes]}.
+
+  Example (the encoder of a pretrained model directory in practice:
+  `albert.model_dir.load_pretrainer(DIR)[0].encoder`):
+
+  >>> import numpy as np
+  >>> from albert.modeling.classifier import AlbertClassifier
+  >>> from albert.modeling.encoder import AlbertEncoder
+  >>> encoder = AlbertEncoder(vocab_size=100, embedding_size=8, hidden_size=16,
+  ...                         num_layers=2, num_heads=2, intermediate_size=32)
+  >>> classifier = AlbertClassifier(encoder, num_classes=3)
+  >>> ids = np.array([[2, 17, 31, 3]], np.int32)
+  >>> logits = classifier({"input_word_ids": ids,
+  ...                      "input_mask": np.ones_like(ids),
+  ...                      "input_type_ids": np.zeros_like(ids)})["logits"]
+  >>> tuple(logits.shape)
+  (1, 3)
   """
 
   def __init__(

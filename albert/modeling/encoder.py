@@ -16,6 +16,19 @@ class AlbertEncoder(tf_keras.Model):
   Keyword arguments are exactly the fields of `AlbertConfig` (and validated by
   it); `AlbertEncoder.from_config_object(config)` builds from a config.
 
+  Example (a tiny encoder; `gin/base.gin`'s sizes are the defaults):
+
+  >>> import numpy as np
+  >>> from albert.modeling.encoder import AlbertEncoder
+  >>> encoder = AlbertEncoder(vocab_size=100, embedding_size=8, hidden_size=16,
+  ...                         num_layers=2, num_heads=2, intermediate_size=32)
+  >>> ids = np.array([[2, 17, 31, 3, 0]], np.int32)  # [CLS] .. [SEP] <pad>
+  >>> outputs = encoder({"input_word_ids": ids,
+  ...                    "input_mask": np.int32(ids > 0),
+  ...                    "input_type_ids": np.zeros_like(ids)})
+  >>> tuple(outputs["sequence_output"].shape), tuple(outputs["pooled_output"].shape)
+  ((1, 5, 16), (1, 16))
+
   Call args:
     inputs: dict of int32 [B, T] tensors `input_word_ids`, `input_mask`
       (1 = real token, 0 = padding) and `input_type_ids`.

@@ -19,6 +19,24 @@ class AlbertPretrainer(EncoderWithHeads):
     inputs: dict with the encoder inputs (`input_word_ids`, `input_mask`,
       `input_type_ids`, int [B, T]) and `masked_lm_positions` (int [B, P]).
 
+  Example:
+
+  >>> import numpy as np
+  >>> from albert.modeling.config import AlbertConfig
+  >>> from albert.modeling.pretrainer import AlbertPretrainer
+  >>> config = AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+  ...                       num_layers=2, num_heads=2, intermediate_size=32)
+  >>> pretrainer = AlbertPretrainer.from_config_object(config)
+  >>> ids = np.array([[2, 17, 4, 3, 0]], np.int32)  # 4: [MASK]
+  >>> outputs = pretrainer({"input_word_ids": ids,
+  ...                       "input_mask": np.int32(ids > 0),
+  ...                       "input_type_ids": np.zeros_like(ids),
+  ...                       "masked_lm_positions": np.array([[2]], np.int32)})
+  >>> tuple(outputs["mlm_logits"].shape)
+  (1, 1, 100)
+  >>> tuple(outputs["sentence_order_logits"].shape)
+  (1, 2)
+
   Returns:
     dict with `mlm_logits` [B, P, V], `sentence_order_logits` [B, 2] and the
     encoder's `pooled_output` [B, H], all float32. The encoder's last block

@@ -1,0 +1,24 @@
+"""The `Example:` of the public entry points' docstrings run as doctests
+(`make test-fast` included)."""
+
+import doctest
+
+import pytest
+
+from albert import model_dir
+from albert.modeling import classifier
+from albert.modeling import encoder
+from albert.modeling import pretrainer
+
+
+@pytest.mark.parametrize(
+    "module",
+    [encoder, pretrainer, classifier, model_dir],
+    ids=lambda m: m.__name__,
+)
+def test_docstring_examples_run(module):
+  result = doctest.testmod(
+      module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+  )
+  assert result.attempted >= 4, result
+  assert result.failed == 0, result
