@@ -26,8 +26,10 @@ class AlbertEncoder(tf_keras.Model):
   >>> outputs = encoder({"input_word_ids": ids,
   ...                    "input_mask": np.int32(ids > 0),
   ...                    "input_type_ids": np.zeros_like(ids)})
-  >>> tuple(outputs["sequence_output"].shape), tuple(outputs["pooled_output"].shape)
-  ((1, 5, 16), (1, 16))
+  >>> tuple(outputs["sequence_output"].shape)
+  (1, 5, 16)
+  >>> tuple(outputs["pooled_output"].shape)
+  (1, 16)
 
   Call args:
     inputs: dict of int32 [B, T] tensors `input_word_ids`, `input_mask`
