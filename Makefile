@@ -34,10 +34,10 @@ $(STAMP): $(RUNTIME_STAMP) requirements-dev.txt
 	@touch $(STAMP)
 
 test: install
-	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
 
 LINTED := albert official tools tests
 

@@ -88,3 +88,10 @@ def _restore_absl_verbosity():
   verbosity = logging.get_verbosity()
   yield
   logging.set_verbosity(verbosity)
+
+
+# The order of the files and the workers' finishing times (tests/scheduling).
+from tests.scheduling import pytest_collection_modifyitems  # noqa: E402,F401
+from tests.scheduling import pytest_sessionfinish  # noqa: E402,F401
+from tests.scheduling import pytest_terminal_summary  # noqa: E402,F401
+from tests.scheduling import pytest_testnodedown  # noqa: E402,F401
