@@ -29,8 +29,8 @@ from typing import Dict, Sequence
 from absl import logging
 import numpy as np
 
-from albert import data
-from albert import documents_data
+from albert.pretraining import data
+from albert.pretraining import documents_data
 from albert.benchmarks.data import in_process
 from albert.benchmarks.python_reader import python_documents_dataset
 from albert.pretraining_data.data_config import PretrainingDataConfig

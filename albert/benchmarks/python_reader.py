@@ -12,8 +12,8 @@ training path uses it.
 import numpy as np
 import tensorflow as tf
 
-from albert import data
-from albert import documents_data
+from albert.pretraining import data
+from albert.pretraining import documents_data
 from albert import features
 from albert.pretraining_data.dynamic_masking import DynamicExamples
 from albert.pretraining_data.dynamic_masking import PAIR_FIELDS

@@ -22,7 +22,7 @@ from albert.benchmarks.training import PEERS
 from albert.benchmarks.training import PRECISIONS
 from albert.benchmarks.training import TrainBenchmark
 from albert.modeling.config import AlbertConfig
-from albert.pretrain_task import PretrainTask
+from albert.pretraining.task import PretrainTask
 from albert.tasks.glue.task import GlueTask
 from official.benchmark import turns
 from official.core.trainer import Trainer

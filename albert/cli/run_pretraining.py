@@ -21,9 +21,9 @@ from typing import Sequence
 from absl import flags
 
 from albert import cli
-from albert.pretraining import evaluate_pretrained
-from albert.pretraining import pretrain
-from albert.pretraining import write_metrics
+from albert.pretraining.training import evaluate_pretrained
+from albert.pretraining.training import pretrain
+from albert.pretraining.training import write_metrics
 from official.distribute import strategy as strategy_lib
 
 GIN_FILES = flags.DEFINE_multi_string(

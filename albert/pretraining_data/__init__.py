@@ -9,7 +9,7 @@ Modules (each named for its main function or class):
   documents_format       --output_format=documents: each document once, and
                          the vocabulary tables its reader needs.
   dynamic_masking        pairs and masks of documents as the trainer reads
-                         them (the reader: albert/documents_data.py).
+                         them (the reader: albert.pretraining.documents_data).
   data_config            the options that decide the output, validated.
   shards                 input globs, shard names, block -> shard.
   staging                temporary names, resume, commit.

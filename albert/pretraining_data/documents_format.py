@@ -2,7 +2,7 @@
 
 `create_pretraining_data --output_format=documents` writes every document
 of the corpus once (dupe 1), already tokenized, and the trainer makes the
-pairs and masks as it reads them (`albert.documents_data`, with
+pairs and masks as it reads them (`albert.pretraining.documents_data`, with
 `dynamic_masking`), new ones every epoch. A record is a `tf.train.Example`
 of int64 lists:
 

@@ -1,10 +1,10 @@
-"""albert/data.py: the training read order (file shuffle, interleave,
-windows) and resume."""
+"""albert/pretraining/data.py: the training read order (file shuffle,
+interleave, windows) and resume."""
 
 import numpy as np
 import pytest
 
-from albert import data
+from albert.pretraining import data
 from official.core.seekable_stream import POSITION
 from official.core.seekable_stream import StreamPosition
 from tests.albert.synthetic_records import write_records

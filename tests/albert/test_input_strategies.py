@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from albert.modeling.config import AlbertConfig
-from albert.pretrain_task import PretrainTask
+from albert.pretraining.task import PretrainTask
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.pipeline import create_pretraining_data
 from tests import helpers
@@ -27,7 +27,7 @@ _SCRIPT = (
     + """
 import numpy as np
 from albert.modeling.config import AlbertConfig
-from albert.pretrain_task import PretrainTask
+from albert.pretraining.task import PretrainTask
 from official.core import input_pipeline
 mode, out, patterns = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 if mode == "mirrored":

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
-from albert.pretraining import pretrain
+from albert.pretraining.training import pretrain
 from albert.serving import exporter
 from official.io import files
 from tests import helpers

@@ -9,7 +9,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert.modeling.pretrainer import AlbertPretrainer
-from albert.pretrain_task import PretrainTask
+from albert.pretraining.task import PretrainTask
 from official.core import checkpoints
 from official.core.trainer import NonFiniteLossError, Trainer
 from official.core.trainer_config import TrainerConfig

@@ -20,7 +20,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert import finetuning
-from albert.pretrain_task import PretrainTask
+from albert.pretraining.task import PretrainTask
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute.replicated import Replicated

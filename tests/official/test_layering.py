@@ -47,17 +47,15 @@ def test_one_keras_everywhere():
 
 # The architecture, top to bottom: a module may import its own unit and the
 # units of lower layers only (docs/architecture.md draws it). A unit is a
-# package below albert/ (albert/tasks) or a top-level module (albert/data.py).
+# package below albert/ (albert/tasks) or a top-level module
+# (albert/model_dir.py).
 LAYERS = (
     ("run_pretraining", "run_finetuning", "run_export", "export_tflite"),
     ("cli",),
     ("benchmarks", "experiments", "seeds"),
     ("finetuning", "pretraining"),
-    ("tasks", "pretrain_task", "checkpoint_conversion"),
-    ("documents_data",),
-    ("pairing_ops",),
-    ("masking_ops",),
-    ("serving", "warm_start", "data", "pretraining_data"),
+    ("tasks", "checkpoint_conversion"),
+    ("serving", "warm_start", "pretraining_data"),
     ("model_dir", "features", "text"),
     ("modeling", "configs", "environment"),
 )

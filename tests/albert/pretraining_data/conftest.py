@@ -93,7 +93,7 @@ def documents_data(data_dir, corpus_path, spm_model):
 def read_documents_examples(pattern, num_examples, **overrides):
   """`num_examples` training examples of the documents reader, as the
   statistics dataset's arrays (record names, numpy)."""
-  from albert import documents_data as reader
+  from albert.pretraining import documents_data as reader
   from albert import features
 
   options = dict(

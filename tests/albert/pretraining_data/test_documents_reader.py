@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert import data
-from albert import documents_data
-from albert.pretrain_task import PretrainTask
+from albert.pretraining import data
+from albert.pretraining import documents_data
+from albert.pretraining.task import PretrainTask
 from albert.modeling.config import AlbertConfig
 from albert.pretraining_data import documents_format
 from albert.pretraining_data.data_config import PretrainingDataConfig

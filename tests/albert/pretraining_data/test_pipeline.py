@@ -161,7 +161,7 @@ def test_gzip_holds_the_same_records(
     ]
     assert records == list(read_records_from_bytes(plain))
   # The package's own input pipeline reads them as they are named.
-  from albert import data
+  from albert.pretraining import data
 
   pattern = str(tmp_path / "train-*.tfrecord")
   data.check_record_shapes(pattern, 64, 10)

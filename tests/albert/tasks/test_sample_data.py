@@ -8,7 +8,7 @@ import os
 
 import gin
 
-from albert import pretraining  # noqa: F401  (gin: what demo.gin binds)
+from albert.pretraining import training as pretraining  # noqa: F401  (gin: what demo.gin binds)
 from albert.modeling.config import AlbertConfig
 from albert.tasks.own_data import reader as own_data
 from albert.tasks.own_data import sample_data

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from albert import configs
 from albert import model_dir as model_dir_lib
-from albert.pretrain_task import PretrainTask
+from albert.pretraining.task import PretrainTask
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib

@@ -7,8 +7,8 @@ import gin
 import tensorflow as tf
 import tf_keras
 
-from albert import data
-from albert import documents_data
+from albert.pretraining import data
+from albert.pretraining import documents_data
 from albert import warm_start
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
@@ -45,11 +45,11 @@ class PretrainTask(Task):
     max_predictions_per_seq: the data's max_predictions_per_seq.
     sentence_task: `sop` (default), `nsp` or `none` (paper Table 5 ablation).
     shuffle_buffer_size: the examples format: records shuffled together (a
-      window; see albert/data.py).
+      window; see albert/pretraining/data.py).
     documents_per_window: the documents format: documents paired at once,
-      whose pairs are shuffled together (see albert/documents_data.py).
+      whose pairs are shuffled together (albert/pretraining/documents_data.py).
     cycle_length: training files read interleaved (default: min(cores,
-      files)); see albert/data.py on order and resume.
+      files)); see albert/pretraining/data.py on order and resume.
     seed: input-pipeline shuffle seed.
     model_config: the architecture; `AlbertConfig()` (gin-bound) when None.
     init_checkpoint: continued pretraining: a checkpoint (prefix or model
@@ -63,7 +63,7 @@ class PretrainTask(Task):
       weights only, the optimizer starts afresh.
     input_format: "examples" (masked records, the original's; default) or
       "documents" (`create_pretraining_data --output_format=documents`:
-      paired and masked as read, `albert/documents_data.py`).
+      paired and masked as read, `albert/pretraining/documents_data.py`).
     eval_input_format: the format of `eval_file_pattern` (default:
       `input_format`); e.g. documents for training and fixed examples for a
       held-out set that runs compare on.

@@ -37,10 +37,10 @@ from typing import List, Optional
 from absl import logging
 import tensorflow as tf
 
-from albert import data
-from albert import masking_ops
-from albert.masking_ops import MaskingOps
-from albert.pairing_ops import PairingOps
+from albert.pretraining import data
+from albert.pretraining import masking_ops
+from albert.pretraining.masking_ops import MaskingOps
+from albert.pretraining.pairing_ops import PairingOps
 from albert.pretraining_data import documents_format
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import DocumentPool

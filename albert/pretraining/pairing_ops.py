@@ -30,8 +30,8 @@ from typing import Dict, Optional
 import numpy as np
 import tensorflow as tf
 
-from albert.masking_ops import sub_key
-from albert.masking_ops import uniform_at
+from albert.pretraining.masking_ops import sub_key
+from albert.pretraining.masking_ops import uniform_at
 from albert.pretraining_data.document_pool import DocumentPool
 from albert.pretraining_data.dynamic_masking import SHORT_DOCUMENT_ERROR
 from albert.pretraining_data.documents_format import MIN_TOKENS
