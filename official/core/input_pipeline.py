@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from official.core.seekable_stream import POSITION
+from official.core.seekable_stream import POSITION_FIELDS
 from official.core.seekable_stream import StreamPosition
 
 
@@ -131,7 +132,7 @@ def padded_eval_batches(
 def _start_of(positions, context) -> Optional[StreamPosition]:
   """This pipeline's `StreamPosition` among the saved `POSITION` rows; None
   (with a warning) if they are of another number of pipelines."""
-  rows = np.asarray(positions).reshape(-1, 5)
+  rows = np.asarray(positions).reshape(-1, len(POSITION_FIELDS))
   pipelines = int(rows[:, 0].max()) + 1
   start = StreamPosition.of_pipeline(rows, context.input_pipeline_id)
   if pipelines != context.num_input_pipelines or start is None:
@@ -165,11 +166,11 @@ def distributed_dataset(
   """
 
   def dataset_fn(context):
+    local = context.num_replicas_in_sync // context.num_input_pipelines
     if not training:
       dataset = task.build_inputs(
           context, training=False, batch_size=batch_size
       )
-      local = context.num_replicas_in_sync // context.num_input_pipelines
       return padded_eval_batches(dataset, batch_size, local)
     start = None
     if start_step and positions is not None and np.size(positions):
@@ -187,7 +188,6 @@ def distributed_dataset(
       return task.build_inputs(
           context, training=True, batch_size=batch_size, start=start
       )
-    local = context.num_replicas_in_sync // context.num_input_pipelines
     return task.build_inputs(
         context,
         training=True,
