@@ -13,7 +13,7 @@ from typing import Dict, Sequence
 
 from absl import logging
 
-from albert import finetuning
+from albert.finetuning import training as finetuning
 from official.core import best_checkpoint
 from official.distribute import strategy as strategy_lib
 from official.io import atomic_write

@@ -11,7 +11,7 @@ import gin
 import pytest
 
 from albert import configs
-from albert import finetuning  # noqa: F401 (registers the tasks with gin)
+from albert.finetuning import training as finetuning  # noqa: F401 (registers the tasks with gin)
 from albert.modeling.config import AlbertConfig
 from official.config.gin_files import GinConfigError
 from tests import helpers

@@ -23,7 +23,7 @@ from albert.benchmarks.training import PRECISIONS
 from albert.benchmarks.training import TrainBenchmark
 from albert.modeling.config import AlbertConfig
 from albert.pretraining.task import PretrainTask
-from albert.tasks.glue.task import GlueTask
+from albert.finetuning.glue.task import GlueTask
 from official.benchmark import turns
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig

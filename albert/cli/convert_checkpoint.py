@@ -54,7 +54,7 @@ from absl import flags
 from absl import logging
 
 from albert import cli
-from albert import finetuning
+from albert.finetuning import training as finetuning
 from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import huggingface_names
 from albert.checkpoint_conversion import safetensors_io

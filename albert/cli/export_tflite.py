@@ -27,7 +27,7 @@ from absl import flags
 from absl import logging
 
 from albert import cli
-from albert import finetuning
+from albert.finetuning import training as finetuning
 from albert import model_dir as model_dir_lib
 from albert.serving import tflite_export
 from official.errors import InputError

@@ -16,7 +16,7 @@ from absl import flags
 from absl import logging
 
 from albert import cli
-from albert.tasks.own_data import sample_data
+from albert.finetuning.own_data import sample_data
 
 OUT_DIR = flags.DEFINE_string("out_dir", "mydata", "Where the CSV files go.")
 MULTI_LABEL = flags.DEFINE_bool(

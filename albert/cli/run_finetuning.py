@@ -38,7 +38,7 @@ from typing import Sequence
 from absl import flags
 
 from albert import cli
-from albert import finetuning
+from albert.finetuning import training as finetuning
 from albert import seeds as seeds_lib
 from official.errors import InputError
 from official.distribute import strategy as strategy_lib

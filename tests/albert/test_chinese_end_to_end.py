@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from tests import helpers
-from tests.albert.tasks.finetune_helpers import call_saved_model
+from tests.albert.finetuning.finetune_helpers import call_saved_model
 
 CHINESE = os.path.join(helpers.REPO, "tests", "testdata", "chinese")
 VOCAB = os.path.join(CHINESE, "vocab.txt")

@@ -18,8 +18,8 @@ from albert.serving import exporter
 from official.io import files
 from tests import helpers
 from tests.albert.synthetic_records import write_records
-from tests.albert.tasks import finetune_helpers
-from tests.albert.tasks.test_text_classification import write_own_csv
+from tests.albert.finetuning import finetune_helpers
+from tests.albert.finetuning.own_data import test_text_classification
 
 pytestmark = pytest.mark.slow
 
@@ -120,7 +120,9 @@ def test_the_workflow_on_an_object_store_writes_what_a_local_one_does(
     inputs, tmp_path, monkeypatch
 ):
   own_data = str(tmp_path / "own_data")
-  write_own_csv(own_data, n_train=24, n_dev=16, n_test=4)
+  test_text_classification.write_own_csv(
+      own_data, n_train=24, n_dev=16, n_test=4
+  )
   local_root = str(tmp_path / "local")
   _copy_tree(own_data, f"{local_root}/mydata")
   _workflow(local_root, str(inputs))

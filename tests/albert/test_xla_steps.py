@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from albert import finetuning
+from albert.finetuning import training as finetuning
 from albert.pretraining.task import PretrainTask
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
@@ -27,12 +27,12 @@ from official.distribute.replicated import Replicated
 from official.distribute.strategy import make_strategy
 from official.optimization.optimizer_config import OptimizerConfig
 from tests.albert.synthetic_records import write_records
-from tests.albert.tasks import test_squad_task as squad
-from tests.albert.tasks.finetune_helpers import TINY_GIN
-from tests.albert.tasks.test_glue_task import write_sst2
-from tests.albert.tasks.test_race_task import write_race
-from tests.albert.tasks.test_text_multilabel import write_multilabel_csv
-from tests.albert.tasks.test_token_classification import write_conll
+from tests.albert.finetuning.squad import test_task as squad
+from tests.albert.finetuning.finetune_helpers import TINY_GIN
+from tests.albert.finetuning.glue.test_task import write_sst2
+from tests.albert.finetuning.race.test_task import write_race
+from tests.albert.finetuning.own_data import test_text_multilabel
+from tests.albert.finetuning.own_data import test_token_classification
 from tests.conftest import VOCAB_SIZE
 
 pytestmark = pytest.mark.slow
@@ -93,8 +93,12 @@ def data(tmp_path_factory, tokenizer, corpus_path, spm_model):
   )
   write_sst2(str(root / "glue"), n_train=16, n_dev=5, n_test=2)
   _write_scores(root / "scores")
-  write_multilabel_csv(str(root / "multilabel"), n_train=16, n_dev=5)
-  write_conll(str(root / "conll"), n_train=16, n_dev=5)
+  test_text_multilabel.write_multilabel_csv(
+      str(root / "multilabel"), n_train=16, n_dev=5
+  )
+  test_token_classification.write_conll(
+      str(root / "conll"), n_train=16, n_dev=5
+  )
   write_race(str(root / "race"), sizes=(("train", 8), ("dev", 4)))
   rng = random.Random(7)
   words = squad._single_piece_words(tokenizer, 20 + squad.MARKERS)

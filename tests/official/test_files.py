@@ -163,7 +163,7 @@ LOCAL_BY_NATURE = {
     "albert/cli/make_sample_corpus.py": "writes a local sample corpus",
     "albert/cli/benchmark_data.py": "measurements on this machine",
     "albert/cli/compare_serving_precision.py": "a local scratch export",
-    "albert/tasks/own_data/sample_data.py": "writes a local sample data set",
+    "albert/finetuning/own_data/sample_data.py": "writes a local sample set",
 }
 
 

@@ -47,14 +47,14 @@ def test_one_keras_everywhere():
 
 # The architecture, top to bottom: a module may import its own unit and the
 # units of lower layers only (docs/architecture.md draws it). A unit is a
-# package below albert/ (albert/tasks) or a top-level module
+# package below albert/ (albert/finetuning) or a top-level module
 # (albert/model_dir.py).
 LAYERS = (
     ("run_pretraining", "run_finetuning", "run_export", "export_tflite"),
     ("cli",),
     ("benchmarks", "experiments", "seeds"),
     ("finetuning", "pretraining"),
-    ("tasks", "checkpoint_conversion"),
+    ("checkpoint_conversion",),
     ("serving", "warm_start", "pretraining_data"),
     ("model_dir", "features", "text"),
     ("modeling", "configs", "environment"),
@@ -115,6 +115,19 @@ def test_albert_imports_point_down_the_layers():
       if layer_of[target] <= layer_of[unit]:
         offenders.append(f"{f} ({unit}) imports {module} ({target})")
   assert not offenders, offenders
+
+
+def test_the_architecture_page_draws_the_layers():
+  """docs/architecture.md's drawing of the layers is LAYERS, line by line."""
+  text = (OFFICIAL.parent / "docs" / "architecture.md").read_text()
+  block = text.split("```\nrun_pretraining,", 1)[1].split("```", 1)[0]
+  drawn = []
+  for line in ("run_pretraining," + block).splitlines():
+    if line.startswith("official/"):
+      break
+    units = re.split(r"\s{2,}", line.strip())[0]
+    drawn.append(tuple(unit.strip() for unit in units.split(",")))
+  assert tuple(drawn) == LAYERS, drawn
 
 
 def test_few_function_local_imports_of_the_package():

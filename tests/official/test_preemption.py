@@ -1,5 +1,6 @@
-"""official/core/preemption.py: signals caught while training, in a real
-process (the trainer's use: tests/albert/test_run_pretraining.py)."""
+"""official/core/preemption.py: signals caught while training, in a
+real process (the trainer's use:
+tests/albert/pretraining/test_run_pretraining.py)."""
 
 import signal
 import subprocess

@@ -18,7 +18,7 @@ from albert.modeling.multiple_choice import AlbertMultipleChoice
 from albert.modeling.squad import AlbertSquadModel
 from albert.modeling.token_classifier import AlbertTokenClassifier
 from tests import helpers
-from tests.albert.tasks.finetune_helpers import TINY_GIN
+from tests.albert.finetuning.finetune_helpers import TINY_GIN
 
 CONFIG = helpers.tiny_config(
     vocab_size=50, num_layers=3, num_heads=4, max_position_embeddings=16
@@ -214,7 +214,7 @@ def test_squad_v2_has_no_transformers_class(tmp_path):
 def test_command_line_with_a_recipe(tmp_path, fmt):
   # An MNLI model directory of ours -> transformers or keras-hub -> ours
   # again, by the command, with the task's recipe; the weights come back.
-  from albert import finetuning
+  from albert.finetuning import training as finetuning
 
   gin_params = TINY_GIN + ["GlueTask.seq_length = 64"]
   params = [f"--gin_param={p}" for p in gin_params]

@@ -21,7 +21,7 @@ import pytest
 import safetensors.numpy
 import tensorflow as tf
 
-from albert import finetuning
+from albert.finetuning import training as finetuning
 from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import converter
 from albert.checkpoint_conversion import keras_hub_preset

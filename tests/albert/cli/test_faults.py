@@ -7,8 +7,8 @@ run, a read-only directory, a full disk (a file-size limit: `ulimit -f`,
 which needs no privileges), kill -9. Every case checks the exit code, one
 `PROGRAM: error:` line and no traceback, that nothing partial is left, and
 that no byte of what was there before changed. (SIGTERM's save and bit-exact
-resume: tests/albert/test_run_pretraining.py; hostile serving requests:
-tests/albert/serving/hostile.py, run on every raw-text export.)
+resume: tests/albert/pretraining/test_run_pretraining.py; hostile serving
+requests: tests/albert/serving/hostile.py, run on every raw-text export.)
 """
 
 import hashlib
@@ -26,7 +26,7 @@ import tensorflow as tf
 from official.core import checkpoint_damage
 from official.io import tfrecord
 from tests.albert.synthetic_records import write_records
-from tests.albert.test_run_pretraining import _args
+from tests.albert.pretraining.test_run_pretraining import _args
 from tests.helpers import ENV
 from tests.helpers import assert_one_line
 from tests.helpers import run as run_from_repo

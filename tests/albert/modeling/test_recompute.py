@@ -12,9 +12,9 @@ from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.modeling import fusion
 from official.modeling import recompute
-from tests.albert.test_pretraining import data_dir  # noqa: F401 (fixture)
-from tests.albert.test_pretraining import make_trainer
-from tests.albert.test_pretraining import weights
+from tests.albert.pretraining.test_training import data_dir  # noqa: F401 (fixture)
+from tests.albert.pretraining.test_training import make_trainer
+from tests.albert.pretraining.test_training import weights
 
 TINY = dict(
     vocab_size=60,

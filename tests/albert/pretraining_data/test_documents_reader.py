@@ -18,7 +18,7 @@ from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import DocumentPool
 from albert.pretraining_data.instances import Document
 from albert.pretraining_data.pipeline import create_pretraining_data
-from albert.tasks import feature_cache
+from albert.finetuning import feature_cache
 from official.errors import InputError
 from official.io.tfrecord import TFRecordWriter
 from tests.albert.synthetic_records import write_records

@@ -7,7 +7,7 @@ import onnxruntime
 import pytest
 import tensorflow as tf
 
-from albert import finetuning
+from albert.finetuning import training as finetuning
 from albert.checkpoint_conversion import finetuned_converter
 from albert.modeling.classifier import AlbertClassifier
 from albert.modeling.encoder import AlbertEncoder
@@ -17,7 +17,7 @@ from albert.serving import onnx_export
 from official.errors import InputError
 from tests import helpers
 from tests.albert.serving.conftest import SEQ
-from tests.albert.tasks.finetune_helpers import TINY_GIN
+from tests.albert.finetuning.finetune_helpers import TINY_GIN
 
 SHAPES = {
     "shared": {},

@@ -1,7 +1,7 @@
 """`python -m albert.export_tflite`: the TFLite interpreter against the
 SavedModels, for the encoder (float32 and dynamic-range int8), the
 regression and token-classification heads, and the one-line errors. A
-fine-tuned classifier against its SavedModel: tests/albert/tasks/
+fine-tuned classifier against its SavedModel: tests/albert/finetuning/
 test_text_classification.py (it has one trained)."""
 
 import os

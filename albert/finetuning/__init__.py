@@ -1,0 +1,26 @@
+"""Fine-tuning (paper sections 4.2-4.3): the library `python -m
+albert.run_finetuning` runs, and its tasks, one package per family.
+
+  training                 run(): train_and_eval, eval, predict, export
+
+Shared by every family:
+  finetune_task            FinetuneTask: tokenizer, cached features, prediction
+  feature_cache            converted training features, kept between runs
+  classification_task      ClassificationTask: cross-entropy or squared error
+  sentence_classification  SentenceClassificationTask (the original
+                           run_classifier.py features and serving), GLUE's and
+                           own data's
+  classification_metrics   accuracy, F1, macro-F1, MCC, Pearson, Spearman
+  multilabel_metrics       multi-label metrics and per-label thresholds
+  packing                  a fine-tuning example's segments -> encoder inputs
+  text_example             TextExample, MultipleChoiceExample
+
+Families (each: data readers, the task, its metrics and serving):
+  glue/      GlueTask: the nine GLUE tasks and AX; submission files
+  squad/     SquadTask: SQuAD v1.1 and v2.0, character-exact answers
+  race/      RaceTask: multiple choice
+  own_data/  CSV / TSV / JSON Lines classification and regression, CoNLL token
+             classification, labels files, the sample data set
+
+The networks and heads the tasks train are in `albert/modeling/`.
+"""

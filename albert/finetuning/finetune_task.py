@@ -1,0 +1,407 @@
+"""`FinetuneTask`: what every fine-tuning task (GLUE, SQuAD, RACE) shares.
+
+A fine-tuning task reads its files in the format users download, converts
+examples into fixed-shape features with the pretraining SentencePiece model,
+trains a head on the encoder with the generic `official.core.trainer`, and
+turns the model's outputs back into the official metrics, submission files
+and a raw-text serving SavedModel.
+
+Subclasses set `name` and the split tuples and implement the hooks marked
+abstract. The base class provides the tokenizer, the cached training records
+(`albert/finetuning/feature_cache.py`), the training input pipeline, and ordered
+prediction over a split:
+
+  read_examples(split) -> examples
+  featurize(examples, training) -> feature dicts: every `feature_spec` key
+      (numpy-like values) plus any Python metadata the task needs later
+  model(batch) -> outputs dict          (build_model; has an `encoder`)
+  evaluate_outputs(split, examples, features, outputs) -> metrics
+  write_predictions(split, examples, features, outputs, dir) -> files
+  serving_module(model, preprocessor) -> tf.Module with `signatures()`
+"""
+
+import abc
+import os
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from albert import warm_start
+from albert.modeling.config import AlbertConfig
+from albert.serving.preprocessor import Preprocessor
+from albert.serving.wordpiece_preprocessor import make_preprocessor
+from albert.text import tokenizers
+from albert.text.tokenizers import Tokenizer
+from albert.finetuning import feature_cache
+from albert.finetuning.packing import pack_segments
+from official.core.task import Task
+from official.distribute.replicated import Replicated
+from official.io import files
+
+Outputs = Dict[str, np.ndarray]
+
+
+class FinetuneTask(Task, abc.ABC):
+  """Base class of fine-tuning tasks.
+
+  Args:
+    data_dir: the task's files, in the layout its download has.
+    spm_model_file: the SentencePiece model used in pretraining.
+    vocab_file: without `spm_model_file`, the WordPiece vocab.txt used in
+      pretraining (the Chinese ALBERTs), as the original chooses.
+    do_lower_case: lower-case text before tokenizing (as pretraining did).
+    seq_length: packed input length (`max_seq_length` of the original).
+    global_batch_size: examples per optimizer step over all replicas.
+    eval_batch_size: examples per prediction batch.
+    dropout_rate: dropout on the head's input (0.1 in the original; 0 for
+      RACE v2).
+    shuffle_buffer_size: training examples in the shuffle buffer.
+    seed: training stream shuffle seed.
+    cache_dir: where converted training features are kept (default
+      `DATA_DIR/cache`).
+    model_config: the encoder architecture; `AlbertConfig()` (gin) when None.
+    init_checkpoint: the pretrained (or converted) checkpoint, a prefix or a
+      model directory, whose encoder a new run starts from
+      (`warm_start.load_encoder_weights`); the heads start fresh. None: a
+      randomly initialised encoder.
+  """
+
+  name: str = ""
+  # The metric (of the first eval split) that picks the best checkpoint.
+  main_metric: str = "accuracy"
+  train_split: str = "train"
+  eval_splits: Tuple[str, ...] = ("dev",)
+  predict_splits: Tuple[str, ...] = ("test",)
+
+  def __init__(
+      self,
+      *,
+      data_dir: Optional[str] = None,
+      spm_model_file: Optional[str] = None,
+      vocab_file: Optional[str] = None,
+      do_lower_case: bool = True,
+      seq_length: int = 512,
+      global_batch_size: int = 32,
+      eval_batch_size: int = 32,
+      dropout_rate: float = 0.1,
+      shuffle_buffer_size: int = 10000,
+      seed: int = 12345,
+      cache_dir: Optional[str] = None,
+      model_config: Optional[AlbertConfig] = None,
+      init_checkpoint: Optional[str] = None,
+  ):
+    cls = type(self).__name__
+    for arg, value in (
+        ("seq_length", seq_length),
+        ("global_batch_size", global_batch_size),
+        ("eval_batch_size", eval_batch_size),
+        ("shuffle_buffer_size", shuffle_buffer_size),
+    ):
+      if value <= 0:
+        raise ValueError(f"{cls}.{arg}={value} must be > 0")
+    if not 0.0 <= dropout_rate < 1.0:
+      raise ValueError(f"{cls}.dropout_rate={dropout_rate} must be in [0, 1)")
+    self.config = model_config or AlbertConfig()
+    if seq_length > self.config.max_position_embeddings:
+      raise ValueError(
+          f"{cls}.seq_length={seq_length} exceeds AlbertConfig."
+          "max_position_embeddings="
+          f"{self.config.max_position_embeddings}"
+      )
+    self.data_dir = data_dir
+    self.init_checkpoint = init_checkpoint
+    self.spm_model_file = spm_model_file
+    self.vocab_file = vocab_file
+    self.do_lower_case = do_lower_case
+    self.seq_length = seq_length
+    self.global_batch_size = global_batch_size
+    self.eval_batch_size = eval_batch_size
+    self.dropout_rate = dropout_rate
+    self.shuffle_buffer_size = shuffle_buffer_size
+    self.seed = seed
+    self.cache_dir = cache_dir or (
+        os.path.join(data_dir, "cache") if data_dir else None
+    )
+    self._tokenizer = None
+    self._train_records = None  # (path, count) once converted
+    self.num_train_examples = None  # examples (not features) once read
+    self._split_features = {}  # split -> (examples, features, arrays)
+    self._default_runner = Replicated()
+
+  def initialize(self, model, optimizer) -> Optional[str]:
+    """The encoder of `init_checkpoint` (the trainer calls this when the
+    model directory has no checkpoint yet)."""
+    del optimizer  # fine-tuning starts its optimizer afresh
+    if not self.init_checkpoint:
+      logging.warning(
+          "No --init_checkpoint: fine-tuning a randomly initialised encoder."
+      )
+      return None
+    path = warm_start.load_encoder_weights(
+        model.encoder, self.init_checkpoint, self.config
+    )
+    logging.info("Encoder restored from %s; the head starts fresh.", path)
+    return path
+
+  # --- Hooks ------------------------------------------------------------------
+
+  @abc.abstractmethod
+  def read_examples(self, split: str) -> Sequence[Any]:
+    """The examples of `split`, read from `data_dir`; one-line errors."""
+
+  @abc.abstractmethod
+  def featurize(
+      self, examples: Sequence[Any], *, training: bool
+  ) -> Iterable[Dict[str, Any]]:
+    """Feature dicts (one or more per example) with every `feature_spec` key."""
+
+  @abc.abstractmethod
+  def feature_spec(self) -> Dict[str, tf.TensorSpec]:
+    """Model inputs and labels of one feature: name -> shape and dtype."""
+
+  def feature_options(self) -> Dict[str, Any]:
+    """Task options that change the features (part of the cache key)."""
+    return {}
+
+  @abc.abstractmethod
+  def evaluate_outputs(
+      self,
+      split: str,
+      examples: Sequence[Any],
+      features: Sequence[Dict[str, Any]],
+      outputs: Outputs,
+  ) -> Dict[str, float]:
+    """The official metrics of `split` from the model's outputs."""
+
+  @abc.abstractmethod
+  def write_predictions(
+      self,
+      split: str,
+      examples: Sequence[Any],
+      features: Sequence[Dict[str, Any]],
+      outputs: Outputs,
+      output_dir: str,
+  ) -> List[str]:
+    """Writes the split's prediction files (atomically); returns their paths."""
+
+  @abc.abstractmethod
+  def serving_module(self, model, preprocessor: Preprocessor) -> tf.Module:
+    """A module with `signatures()` answering raw-text requests."""
+
+  def model_dir_files(self) -> Dict[str, str]:
+    """Files (name -> text) written into MODEL_DIR with the first checkpoint,
+    beside model_config.json: what eval, predict and export need to know
+    besides the weights (e.g. the label set of own data)."""
+    return {}
+
+  def use_model_dir(self, model_dir: str) -> None:
+    """Reads back what `model_dir_files` wrote, when MODEL_DIR has it."""
+    del model_dir  # nothing to read by default
+
+  def require_model_facts(self, model_dir: str) -> None:
+    """Before a model is built without training (eval, predict, export):
+    fails in one line if something the model's shape depends on is unknown."""
+    del model_dir  # a fixed task knows its model
+
+  def use_eval_results(self, results: Dict[str, float]) -> None:
+    """Takes what an earlier `evaluate` chose (e.g. a threshold) for export."""
+    del results  # nothing to take by default
+
+  # --- Provided ---------------------------------------------------------------
+
+  @property
+  def selection_key(self) -> str:
+    """What selects the best checkpoint and seed: `<eval split>/<metric>`."""
+    return f"{self.eval_splits[0]}/{self.main_metric}"
+
+  @property
+  def tokenizer_file(self) -> str:
+    """The SentencePiece model, else the WordPiece vocabulary."""
+    return self.spm_model_file or self.vocab_file
+
+  @property
+  def tokenizer(self) -> Tokenizer:
+    """The Python tokenizer (what the data tool used)."""
+    if self._tokenizer is None:
+      if not self.tokenizer_file:
+        raise ValueError(
+            f"{self.name}: --spm_model_file (the SentencePiece model of "
+            "pretraining) or --vocab_file (its WordPiece vocab.txt) is "
+            "required"
+        )
+      self._tokenizer = tokenizers.load(
+          self.spm_model_file, self.vocab_file, lower=self.do_lower_case
+      )
+      if self._tokenizer.vocab_size != self.config.vocab_size:
+        raise ValueError(
+            f"{self.tokenizer_file} has {self._tokenizer.vocab_size} entries "
+            f"but AlbertConfig.vocab_size is {self.config.vocab_size}; "
+            "pass the vocabulary the checkpoint was pretrained with"
+        )
+    return self._tokenizer
+
+  def preprocessor(self) -> Preprocessor:
+    """The in-graph tokenizer for serving (same normalisation and pieces)."""
+    _ = self.tokenizer  # checks that the model is given and fits the vocabulary
+    return make_preprocessor(
+        spm_model_file=self.spm_model_file,
+        vocab_file=self.vocab_file,
+        seq_length=self.seq_length,
+        do_lower_case=self.do_lower_case,
+    )
+
+  def pack(
+      self, first: Sequence[int], second: Optional[Sequence[int]] = None
+  ) -> Dict[str, np.ndarray]:
+    """[CLS] first [SEP] (second [SEP]) padded to seq_length (already trimmed).
+
+    Returns int32 [seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
+    """
+    return pack_segments(
+        first,
+        second,
+        cls_id=self.tokenizer.cls_id,
+        sep_id=self.tokenizer.sep_id,
+        seq_length=self.seq_length,
+    )
+
+  def _require_data_dir(self) -> str:
+    if not self.data_dir:
+      raise ValueError(
+          f"{self.name}: --data_dir is required (the task's "
+          "downloaded files)"
+      )
+    if not files.isdir(self.data_dir):
+      raise ValueError(
+          f"{self.name}: data_dir {self.data_dir} is not a directory"
+      )
+    return self.data_dir
+
+  def prepare_training_data(self) -> int:
+    """Converts (or finds cached) training features; returns their count.
+
+    Also sets `num_train_examples` (SQuAD: questions; one example can give
+    several features).
+    """
+    if self._train_records is None:
+      self._require_data_dir()
+      _ = self.tokenizer  # fail early on a missing model or wrong vocabulary
+      examples = self.read_examples(self.train_split)
+      self.num_train_examples = len(examples)
+      key = {
+          "task": self.name,
+          "split": self.train_split,
+          "spm_sha256": files.file_sha256(self.tokenizer_file),
+          "do_lower_case": self.do_lower_case,
+          "seq_length": self.seq_length,
+          "options": self.feature_options(),
+      }
+      self._train_records = feature_cache.cached_features(
+          self.cache_dir,
+          f"{self.name}-{self.train_split}-seq{self.seq_length}",
+          feature_cache.cache_digest(key, examples),
+          lambda: self.featurize(examples, training=True),
+          self.feature_spec(),
+          total=len(examples),
+      )
+      if not self._train_records[1]:
+        raise ValueError(
+            f"{self.name}: the {self.train_split} split of "
+            f"{self.data_dir} gave no training features"
+        )
+    return self._train_records[1]
+
+  def build_inputs(
+      self, input_context, *, training, batch_size, skip_examples=0
+  ):
+    if not training:
+      raise ValueError(
+          f"{self.name}: evaluation runs through predict(), "
+          "over whole splits"
+      )
+    path, _ = self._train_records or (None, None)
+    if path is None:
+      raise ValueError("prepare_training_data() must run before training")
+    return feature_cache.record_dataset(
+        path,
+        self.feature_spec(),
+        batch_size=batch_size,
+        training=True,
+        input_context=input_context,
+        seed=self.seed,
+        skip_examples=skip_examples,
+        shuffle_buffer_size=self.shuffle_buffer_size,
+    )
+
+  def model_config_dict(self) -> Dict[str, Any]:
+    return self.config.to_dict()
+
+  def predict(
+      self, model, split: str, runner: Optional[Replicated] = None
+  ) -> Tuple[Sequence[Any], List[Dict[str, Any]], Outputs]:
+    """Runs `model` over a whole split in order, on every replica of
+    `runner`'s strategy (default: one device), in batches of
+    `eval_batch_size` of a static shape (the last one padded).
+
+    Returns:
+      (examples, features, outputs): outputs[name][i] belongs to features[i].
+    """
+    if split not in self._split_features:  # converted once per split
+      self._require_data_dir()
+      examples = self.read_examples(split)
+      features = list(self.featurize(examples, training=False))
+      if not features:
+        raise ValueError(
+            f"{self.name}: the {split} split of {self.data_dir} "
+            "holds no examples"
+        )
+      self._split_features[split] = (
+          examples,
+          features,
+          feature_cache.stack_features(features, self.feature_spec()),
+      )
+    examples, features, arrays = self._split_features[split]
+    runner = runner or self._default_runner
+    logging.info("%s %s:", self.name, split)
+    outputs = runner.predict(  # traced once per model, for every split
+        model,
+        lambda batch: model(batch, training=False),
+        arrays,
+        self.eval_batch_size,
+    )
+    return examples, features, outputs
+
+  def evaluate(
+      self,
+      model,
+      splits: Optional[Sequence[str]] = None,
+      runner: Optional[Replicated] = None,
+  ) -> Dict[str, float]:
+    """Official metrics of every eval split, keyed `split/metric`."""
+    results = {}
+    for split in splits or self.eval_splits:
+      metrics = self.evaluate_outputs(
+          split, *self.predict(model, split, runner)
+      )
+      results.update({f"{split}/{k}": float(v) for k, v in metrics.items()})
+      logging.info(
+          "%s %s: %s",
+          self.name,
+          split,
+          " | ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items())),
+      )
+    return results
+
+  def predict_to_files(
+      self, model, output_dir: str, runner: Optional[Replicated] = None
+  ) -> List[str]:
+    """Writes the prediction files of every predict split into `output_dir`."""
+    files.makedirs(output_dir)
+    paths = []
+    for split in self.predict_splits:
+      paths += self.write_predictions(
+          split, *self.predict(model, split, runner), output_dir
+      )
+    return paths

@@ -1,0 +1,379 @@
+"""Token classification (named-entity tagging) on CoNLL-2003-style files.
+
+`gin/finetune/token_classification.gin` selects `TokenClassificationTask`.
+Each word is tokenised on its own; its tag is learnt and predicted on its
+first SentencePiece piece (the convention of BERT's CoNLL-2003 experiment,
+Devlin et al., 2019, section 5.3), the other pieces carry no label. A
+sentence longer than `seq_length - 2` pieces keeps the words that fit; the
+rest are predicted `O` (and counted by the metrics, so scores stay honest),
+with a warning naming how many words were cut.
+
+Metrics are entity-level precision, recall and F1 as `seqeval` computes
+them (`own_data/entity_metrics.py`), plus per-type scores and the
+accuracy over words. The tag set is saved in MODEL_DIR/labels.json.
+"""
+
+import os
+import re
+from typing import Dict, List, Optional, Sequence
+
+from absl import logging
+import gin
+import numpy as np
+import tensorflow as tf
+import tensorflow_text as tf_text
+import tf_keras
+
+from albert.serving.preprocessor import Preprocessor
+from albert.finetuning.own_data import conll as conll_data
+from albert.finetuning.own_data import entity_metrics
+from albert.finetuning.own_data import labels_file
+from albert.modeling.token_classifier import AlbertTokenClassifier
+from albert.finetuning.finetune_task import FinetuneTask
+from albert.finetuning.packing import packed_input_spec
+from official.errors import InputError
+from official.io import atomic_write
+from official.core import export_base
+
+OUTSIDE = "O"
+_TAG = re.compile(r"O|[BIES]-\S+")
+
+
+@gin.configurable
+class TokenClassificationTask(FinetuneTask):
+  """Tags every word of CoNLL-style sentences (BIO / IOB2 tags).
+
+  Args:
+    labels: the tags, in class order; None: every tag of the training file,
+      sorted.
+    main_metric: what picks the best checkpoint and seed: `f1`, `precision`,
+      `recall` (entity level) or `accuracy` (words).
+    **kwargs: `FinetuneTask` arguments.
+  """
+
+  name = "token_classification"
+  main_metric = "f1"
+  main_metrics = ("f1", "precision", "recall", "accuracy")
+
+  def __init__(
+      self,
+      *,
+      labels: Optional[Sequence[str]] = None,
+      main_metric: str = "f1",
+      **kwargs,
+  ):
+    super().__init__(**kwargs)
+    if main_metric not in self.main_metrics:
+      raise InputError(
+          f"TokenClassificationTask.main_metric={main_metric!r} is not one "
+          f"of {', '.join(self.main_metrics)}"
+      )
+    self.main_metric = main_metric
+    self.given_labels = tuple(labels) if labels is not None else None
+    if self.given_labels is not None:
+      self._check_tags("TokenClassificationTask.labels", self.given_labels)
+    self.labels = self.given_labels
+    self._saved_labels = None
+
+  # --- Data -------------------------------------------------------------------
+
+  @staticmethod
+  def _check_tags(where: str, tags) -> None:
+    for tag in tags:
+      if not _TAG.fullmatch(tag):
+        raise InputError(
+            f"{where}: tag {tag!r} is neither O nor B-/I-/E-/S- and a type; "
+            "use BIO (IOB2) tags such as B-PER, I-PER, O"
+        )
+
+  def _split_file(self, split: str) -> str:
+    return conll_data.require_split_file(
+        self._require_data_dir(),
+        split,
+        task=self.name,
+        hint=f"put the {split} sentences there (a word and its tag per line)",
+    )
+
+  def read_examples(self, split):
+    if self.labels is None and split != self.train_split:
+      self.read_examples(self.train_split)  # the training file decides
+    path = self._split_file(split)
+    sentences = conll_data.read_conll(
+        path, tagged=True if split != "test" else None
+    )
+    tags = sorted({t for s in sentences if s.tags for t in s.tags})
+    self._check_tags(path, tags)
+    if split == self.train_split and self.given_labels is None:
+      if self._saved_labels and tuple(tags) != self._saved_labels:
+        raise InputError(
+            f"{path}: tags {tags} differ from {list(self._saved_labels)} the "
+            "model in --model_dir was trained on; use another --model_dir"
+        )
+      self.labels = tuple(tags)
+    else:
+      unknown = sorted(set(tags) - set(self.labels))
+      if unknown:
+        raise InputError(
+            f"{path}: tag(s) {unknown[:5]} are not among the "
+            f"{len(self.labels)} tags the model has; fix the file or list "
+            "every tag in TokenClassificationTask.labels"
+        )
+    return sentences
+
+  def feature_spec(self):
+    return {
+        **packed_input_spec(self.seq_length),
+        "label_ids": tf.TensorSpec([self.seq_length], tf.int32),
+    }
+
+  def feature_options(self):
+    return {"labels": list(self.labels)}
+
+  def featurize(self, examples, *, training):
+    index = {tag: i for i, tag in enumerate(self.labels)}
+    budget = self.seq_length - 2
+    cut = 0
+    for sentence in examples:
+      pieces, positions, label_ids = [], [], [-1]  # -1: [CLS]
+      for k, word in enumerate(sentence.words):
+        ids = self.tokenizer.tokenize(word)
+        if len(pieces) + len(ids) > budget:
+          cut += len(sentence.words) - k
+          break
+        positions.append(1 + len(pieces) if ids else -1)
+        if ids:
+          tag = sentence.tags[k] if sentence.tags else None
+          label_ids += [index[tag] if tag is not None else -1]
+          label_ids += [-1] * (len(ids) - 1)
+        pieces += ids
+      feature = self.pack(pieces)
+      label_ids += [-1] * (self.seq_length - len(label_ids))
+      feature["label_ids"] = np.array(label_ids, np.int32)
+      feature["word_positions"] = positions  # metadata: first pieces
+      yield feature
+    if cut:
+      logging.warning(
+          "%s: %d word(s) did not fit in seq_length=%d pieces; they are "
+          "predicted %s (raise the task's seq_length to keep them)",
+          self.name,
+          cut,
+          self.seq_length,
+          OUTSIDE,
+      )
+
+  # --- Model, loss, metrics ---------------------------------------------------
+
+  def build_model(self):
+    return AlbertTokenClassifier.from_config_object(
+        self.config,
+        num_classes=len(self.labels),
+        dropout_rate=self.dropout_rate,
+    )
+
+  def loss_totals(self, batch):
+    return {
+        "tokens": tf.reduce_sum(tf.cast(batch["label_ids"] >= 0, tf.float32))
+    }
+
+  def _token_losses(self, outputs, batch):
+    """([B, T] cross-entropy, [B, T] weights: 1 on labelled pieces)."""
+    labels = batch["label_ids"]
+    weights = tf.cast(labels >= 0, tf.float32)
+    losses = tf_keras.losses.sparse_categorical_crossentropy(
+        tf.maximum(labels, 0), outputs["logits"], from_logits=True
+    )
+    return losses * weights, weights
+
+  def compute_loss(self, outputs, batch, totals):
+    losses, _ = self._token_losses(outputs, batch)
+    return {"loss": tf.reduce_sum(losses) / tf.maximum(totals["tokens"], 1.0)}
+
+  def build_metrics(self):
+    return [
+        tf_keras.metrics.SparseCategoricalAccuracy(name="accuracy"),
+        tf_keras.metrics.Mean(name="cross_entropy"),
+    ]
+
+  def update_metrics(self, metrics, outputs, batch, losses=None):
+    del losses  # Its per-example terms are cheap to recompute.
+    by_name = {m.name: m for m in metrics}
+    per_token, weights = self._token_losses(outputs, batch)
+    labels = tf.maximum(batch["label_ids"], 0)
+    by_name["accuracy"].update_state(
+        labels, outputs["logits"], sample_weight=weights
+    )
+    by_name["cross_entropy"].update_state(per_token, sample_weight=weights)
+
+  # --- Predictions ------------------------------------------------------------
+
+  def predicted_tags(self, features, outputs) -> List[List[str]]:
+    """Every word's predicted tag ("O" where its pieces did not fit)."""
+    best = np.argmax(outputs["logits"], axis=-1)  # [N, T]
+    tags = []
+    for feature, row in zip(features, best):
+      positions = feature["word_positions"]
+      tags.append(
+          [self.labels[row[p]] if p >= 0 else OUTSIDE for p in positions]
+      )
+    return tags
+
+  def _full_tags(self, examples, features, outputs) -> List[List[str]]:
+    """Predicted tags of every word, words cut by seq_length as "O"."""
+    return [
+        tags + [OUTSIDE] * (len(e.words) - len(tags))
+        for e, tags in zip(examples, self.predicted_tags(features, outputs))
+    ]
+
+  def evaluate_outputs(self, split, examples, features, outputs):
+    predicted = self._full_tags(examples, features, outputs)
+    true = [list(e.tags) for e in examples]
+    scores = entity_metrics.entity_scores(true, predicted)
+    words = sum(len(t) for t in true)
+    scores["accuracy"] = (
+        sum(a == b for t, p in zip(true, predicted) for a, b in zip(t, p))
+        / words
+    )
+    return scores
+
+  def write_predictions(self, split, examples, features, outputs, output_dir):
+    predicted = self._full_tags(examples, features, outputs)
+    path = os.path.join(output_dir, f"{split}_predictions.txt")
+    lines = []
+    for example, tags in zip(examples, predicted):
+      lines += [f"{w} {t}" for w, t in zip(example.words, tags)] + [""]
+    atomic_write.write_atomic(path, "\n".join(lines))
+    return [path]
+
+  def predict_to_files(self, model, output_dir: str, runner=None) -> List[str]:
+    conll_data.require_split_file(
+        self._require_data_dir(),
+        "test",
+        task=self.name,
+        hint="put the sentences to tag there (one word per line)",
+    )
+    return super().predict_to_files(model, output_dir, runner)
+
+  # --- MODEL_DIR/labels.json --------------------------------------------------
+
+  def model_dir_files(self) -> Dict[str, str]:
+    return labels_file.contents(self.name, labels=list(self.labels))
+
+  def use_model_dir(self, model_dir: str) -> None:
+    found = labels_file.read(model_dir, self.name)
+    if found is None:
+      return
+    path, saved = found
+    labels = tuple(saved.get("labels") or ())
+    if not labels:
+      raise InputError(f"{path}: no labels; retrain or restore the file")
+    if self.given_labels is not None and labels != self.given_labels:
+      raise InputError(
+          f"{path}: the model was trained on tags {list(labels)}, not "
+          f"TokenClassificationTask.labels={list(self.given_labels)}"
+      )
+    self._saved_labels = labels
+    self.labels = labels
+
+  def require_model_facts(self, model_dir: str) -> None:
+    if self.labels is not None:
+      return
+    if self.data_dir and conll_data.find_split_file(
+        self.data_dir, self.train_split
+    ):
+      self.read_examples(self.train_split)
+      return
+    raise InputError(
+        f"{self.name}: "
+        f"{os.path.join(model_dir, labels_file.LABELS_FILE)} is missing and "
+        "there is no training file in --data_dir to take the tags from; point "
+        "--model_dir at a directory this task trained"
+    )
+
+  def serving_module(self, model, preprocessor):
+    return TokenClassificationServingModule(
+        model, preprocessor, labels=self.labels
+    )
+
+
+class TokenClassificationServingModule(export_base.ExportModule):
+  """Raw text -> a tag for every whitespace-separated word.
+
+  Signature `serving_default` on `text` string [B]; words are split at
+  whitespace (Python's `str.split()` set) and tokenised as in training.
+  Outputs, padded to the longest text's word count W:
+    `words` string [B, W] (""), `tags` string [B, W] (""),
+    `scores` float32 [B, W], the probability of each tag (0),
+    `start_char`, `end_char` int32 [B, W]: Unicode character offsets, so
+      that `text[start_char:end_char]` in Python is the word (-1),
+    `num_words` int32 [B].
+  Words past `seq_length - 2` pieces are tagged "O" with score 0.
+  """
+
+  def __init__(
+      self,
+      model: AlbertTokenClassifier,
+      preprocessor: Preprocessor,
+      *,
+      labels: Sequence[str],
+      name: str = "token_classification_serving",
+  ):
+    super().__init__(model, name=name)
+    self.preprocessor = preprocessor
+    self.labels = tuple(labels)
+    self._serve = tf.function(
+        self._outputs,
+        input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+    )
+
+  def _outputs(self, text) -> Dict[str, tf.Tensor]:
+    text = self.preprocessor.valid_utf8(text)  # words are returned as text
+    words, starts, ends = tf_text.regex_split_with_offsets(
+        text, self.preprocessor.whitespace_pattern
+    )  # [B, (W)], byte offsets
+    pieces = self.preprocessor.tokenize(words.flat_values)  # [N, (P)]
+    counts = tf.cast(pieces.row_lengths(), tf.int32)  # [N]
+    # Pieces before each word, within its text.
+    total = tf.cumsum(counts)
+    row_start = tf.gather(
+        tf.concat([[0], total], 0), tf.cast(words.row_starts(), tf.int32)
+    )
+    before = total - counts - tf.gather(row_start, words.value_rowids())
+    keep = before + counts <= self.preprocessor.seq_length - 2  # [N]
+    kept = tf.ragged.boolean_mask(
+        words.with_flat_values(pieces), words.with_flat_values(keep)
+    )  # [B, (W'), (P)]
+    inputs = self.preprocessor.pack_trimmed([kept.merge_dims(1, 2)])
+    logits = self.model(inputs, training=False)["logits"]  # [B, T, C]
+    found = keep & (counts > 0)
+    position = tf.where(found, before + 1, 0)  # [N]; [CLS] is 0
+    row = tf.cast(words.value_rowids(), tf.int32)
+    word_logits = tf.gather_nd(logits, tf.stack([row, position], -1))
+    probabilities = tf.nn.softmax(word_logits, -1)  # [N, C]
+    best = tf.argmax(probabilities, -1, output_type=tf.int32)
+    tags = tf.where(found, tf.gather(tf.constant(self.labels), best), OUTSIDE)
+    scores = tf.where(found, tf.reduce_max(probabilities, -1), 0.0)
+    # Byte offsets -> character offsets.
+    texts = tf.gather(text, row)
+    zeros = tf.zeros_like(row)
+
+    def chars_before(offset):
+      prefix = tf.strings.substr(texts, zeros, tf.cast(offset, tf.int32))
+      return tf.strings.length(prefix, unit="UTF8_CHAR")
+
+    start_char = chars_before(starts.flat_values)
+    end_char = chars_before(ends.flat_values)
+
+    def dense(values, pad):
+      return words.with_flat_values(values).to_tensor(default_value=pad)
+
+    return {
+        "words": dense(words.flat_values, ""),
+        "tags": dense(tags, ""),
+        "scores": dense(scores, 0.0),
+        "start_char": dense(start_char, -1),
+        "end_char": dense(end_char, -1),
+        "num_words": tf.cast(words.row_lengths(), tf.int32),
+    }
+
+  def signatures(self):
+    return {"serving_default": self._serve}
