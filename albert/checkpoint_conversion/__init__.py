@@ -1,14 +1,17 @@
 """Checkpoint conversion: original TF1, Hugging Face, Model Garden checkpoints,
 keras-hub presets and TF Hub SavedModels <-> ours.
 
-Modules:
-  converter            the four conversions of pretrained models (from/to
-                       original, from/to HF); our weight names are
-                       albert/modeling/weight_names.py
-  finetuned_converter  the same for fine-tuned models (encoder and head)
-  model_garden         from/to the Model Garden's object-based checkpoints,
-                       from TF Hub SavedModels (TF2 and TF1 Hub modules)
-  keras_hub_preset     from/to keras-hub presets (backbone, classifier)
+Modules, one per format (each: in and out, pretrained and fine-tuned):
+  original             the original TF1 release's checkpoints (with LAMB's
+                       moments and step on request)
+  huggingface          transformers model directories
+  model_garden         the Model Garden's object-based checkpoints; TF Hub
+                       SavedModels (TF2 and TF1 Hub modules), in only
+  keras_hub            keras-hub presets (backbone, classifier)
+And what they share:
+  convert              convert(): the dispatch by format, the one entry
+  model_io             our side: load a model directory, build, stage, write;
+                       our weight names are albert/modeling/weight_names.py
   name_table           NameTable: name + shape checked moves across a boundary
   original_names       the original TF1 names, the one table
   huggingface_names    the transformers names and config keys, the one table

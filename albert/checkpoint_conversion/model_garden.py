@@ -27,7 +27,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
-from albert.checkpoint_conversion import converter
+from albert.checkpoint_conversion import model_io
 from albert.checkpoint_conversion import model_garden_names as names
 from albert.checkpoint_conversion import original_checkpoint
 from albert.checkpoint_conversion import original_names
@@ -127,7 +127,7 @@ def from_model_garden(
   Returns:
     The checkpoint prefix written (`OUTPUT_DIR/ckpt-0`).
   """
-  converter.check_output_dir(output_dir)
+  model_io.check_output_dir(output_dir)
   prefix = original_checkpoint.resolve_prefix(checkpoint)
   config = _read_config(albert_config, checkpoint)
   tensors, has_head = _normalized(_object_tensors(prefix), prefix)
@@ -136,7 +136,7 @@ def from_model_garden(
 
 
 def _read_config(path: Optional[str], checkpoint: str) -> AlbertConfig:
-  config = converter.read_config_file(path, checkpoint)
+  config = model_io.read_config_file(path, checkpoint)
   names.check_config(config, path or checkpoint)
   return config
 
@@ -146,7 +146,7 @@ def _write(config, table, tensors, source, output_dir, has_head) -> str:
   if not has_head:
     absent.append("masked-LM head (it holds an encoder alone)")
   absent.append("sentence-order head (the Model Garden's ALBERT has none)")
-  return converter.write_imported(
+  return model_io.write_imported(
       config,
       table,
       tensors,
@@ -172,8 +172,8 @@ def to_model_garden(*, checkpoint: str, output_dir: str) -> str:
   Returns:
     The checkpoint prefix written.
   """
-  converter.check_output_dir(output_dir)
-  pretrainer, config, path = converter.load_model(checkpoint)
+  model_io.check_output_dir(output_dir)
+  pretrainer, config, path = model_io.load_model(checkpoint)
   names.check_config(config, path)
   weights = pretrainer_weights(pretrainer)
   for name in names.SENTENCE_ORDER_WEIGHTS:
@@ -187,7 +187,7 @@ def to_model_garden(*, checkpoint: str, output_dir: str) -> str:
   tensors = table.to_external({n: v.numpy() for n, v in weights.items()})
   step = checkpoints.step_of(path)
   root = _trackables(tensors)
-  with converter.staged(output_dir) as staging:
+  with model_io.staged(output_dir) as staging:
     manager = tf.train.CheckpointManager(
         tf.train.Checkpoint(**root), staging, max_to_keep=None
     )
@@ -246,14 +246,14 @@ def from_tf_hub(
   Returns:
     The checkpoint prefix written (`OUTPUT_DIR/ckpt-0`).
   """
-  converter.check_output_dir(output_dir)
+  model_io.check_output_dir(output_dir)
   hub = saved_model_reader.open_saved_model(checkpoint)
   if hub.tf1_module:
     config = _tf1_config(hub, albert_config)
     original_names.check_config(config, hub.directory)
     tensors = hub.tf1_variables()
     tensors.pop(original_names.GLOBAL_STEP, None)
-    written = converter.write_imported(
+    written = model_io.write_imported(
         config,
         original_names.name_table(config),
         tensors,
@@ -277,19 +277,19 @@ def from_tf_hub(
 
 def _tf1_config(hub, albert_config) -> AlbertConfig:
   if albert_config:
-    return converter.read_config_file(albert_config, hub.directory)
+    return model_io.read_config_file(albert_config, hub.directory)
   path = hub.asset("albert_config.json")
   if path is None:
     raise ConversionError(
         f"{hub.directory}: a TF1 Hub module without assets/albert_config.json;"
         " give --albert_config=PATH (the config of the released model)"
     )
-  return converter.read_config_file(path, hub.directory)
+  return model_io.read_config_file(path, hub.directory)
 
 
 def _tf2_config(hub, albert_config) -> AlbertConfig:
   if albert_config:
-    return converter.read_config_file(albert_config, hub.directory)
+    return model_io.read_config_file(albert_config, hub.directory)
   keras = hub.keras_config(names.ENCODER_CLASSES)
   if keras is None:
     encoders = [c for c in hub.keras_classes() if c.endswith("Encoder")]

@@ -48,33 +48,13 @@ Errors are one line on stderr; the output directory is then not created.
 See docs/checkpoint_conversion.md.
 """
 
-import os
-
 from absl import flags
 from absl import logging
 
 from albert import cli
-from albert.finetuning import training as finetuning
-from albert import model_dir as model_dir_lib
-from albert.checkpoint_conversion import huggingface_names
-from albert.checkpoint_conversion import safetensors_io
-from albert.checkpoint_conversion import converter
-from albert.checkpoint_conversion import finetuned_converter
-from albert.checkpoint_conversion import keras_hub_preset
-from albert.checkpoint_conversion import model_garden
-from albert.checkpoint_conversion.errors import ConversionError
-from official.core import checkpoints
-
-FROM_FORMATS = (
-    "original",
-    "huggingface",
-    "tf_hub",
-    "model_garden",
-    "keras_hub",
-)
-TO_FORMATS = ("original", "huggingface", "model_garden", "keras_hub")
-# Formats whose fine-tuned heads convert too (--gin_file).
-FINETUNED_FORMATS = ("original", "huggingface", "keras_hub")
+from albert.checkpoint_conversion import convert as convert_lib
+from albert.checkpoint_conversion.convert import FROM_FORMATS
+from albert.checkpoint_conversion.convert import TO_FORMATS
 
 FROM = flags.DEFINE_enum(
     "from",
@@ -138,149 +118,19 @@ OPTIMIZER_SLOTS = flags.DEFINE_bool(
 
 def convert() -> str:
   """Runs the conversion the flags ask for; returns what was written."""
-  source, target = FROM.value, TO.value
-  if (source is None) == (target is None):
-    raise ConversionError(
-        f"give exactly one of --from={'|'.join(FROM_FORMATS)} "
-        f"or --to={'|'.join(TO_FORMATS)}"
-    )
-  cli.require_flags("checkpoint", "output_dir")
-  if ALBERT_CONFIG.value and source not in (
-      "original",
-      "model_garden",
-      "tf_hub",
-  ):
-    raise ConversionError(
-        "--albert_config is read with --from=original|model_garden|tf_hub "
-        "only"
-    )
-  if OPTIMIZER_SLOTS.value and "original" not in (source, target):
-    raise ConversionError(
-        "--optimizer_slots needs the original format "
-        "(Hugging Face checkpoints hold no optimizer state)"
-    )
-  if GIN_FILE.value:
-    if (source or target) not in FINETUNED_FORMATS:
-      raise ConversionError(
-          f"fine-tuned models (--gin_file) convert to and from "
-          f"{' and '.join(FINETUNED_FORMATS)} only; {source or target} "
-          "holds pretrained encoders"
-      )
-    if OPTIMIZER_SLOTS.value:
-      raise ConversionError(
-          "--optimizer_slots converts pretraining checkpoints; a fine-tuned "
-          "model (--gin_file) goes without its optimizer state"
-      )
-    return _convert_finetuned(source, target)
-  common = dict(checkpoint=CHECKPOINT.value, output_dir=OUTPUT_DIR.value)
-  if source == "original":
-    return converter.from_original(
-        albert_config=ALBERT_CONFIG.value,
-        optimizer_slots=OPTIMIZER_SLOTS.value,
-        **common,
-    )
-  if source == "huggingface":
-    return converter.from_huggingface(**common)
-  if source == "tf_hub":
-    return model_garden.from_tf_hub(albert_config=ALBERT_CONFIG.value, **common)
-  if source == "model_garden":
-    return model_garden.from_model_garden(
-        albert_config=ALBERT_CONFIG.value, **common
-    )
-  if source == "keras_hub":
-    return keras_hub_preset.from_keras_hub(**common)
-  if target == "model_garden":
-    return model_garden.to_model_garden(**common)
-  if target == "keras_hub":
-    return keras_hub_preset.to_keras_hub(
-        spm_model_file=SPM_MODEL_FILE.value, **common
-    )
-  if target == "original":
-    return converter.to_original(
-        optimizer_slots=OPTIMIZER_SLOTS.value, **common
-    )
-  return converter.to_huggingface(**common)
-
-
-def _task(**kwargs):
-  """The fine-tuning task of --gin_file / --gin_param."""
-  return finetuning.build_task(
+  if (FROM.value is None) != (TO.value is None):
+    cli.require_flags("checkpoint", "output_dir")
+  return convert_lib.convert(
+      source=FROM.value,
+      target=TO.value,
+      checkpoint=CHECKPOINT.value,
+      output_dir=OUTPUT_DIR.value,
+      albert_config=ALBERT_CONFIG.value,
+      optimizer_slots=OPTIMIZER_SLOTS.value,
+      spm_model_file=SPM_MODEL_FILE.value,
       gin_file=GIN_FILE.value,
       gin_param=GIN_PARAM.value,
       data_dir=DATA_DIR.value,
-      **kwargs,
-  )
-
-
-def _convert_finetuned(source, target) -> str:
-  """A fine-tuned model (the head of --gin_file's task) in either direction."""
-  if target is not None:  # ours -> original / transformers / keras-hub
-    model_dir, ckpt = model_dir_lib.split_checkpoint(CHECKPOINT.value)
-    if ckpt is None:
-      model_dir = finetuning.best_seed_dir(model_dir)
-    task = _task()
-    task.use_model_dir(model_dir)
-    model, path = finetuning.trained_model(task, model_dir, ckpt)
-    if target == "original":
-      return finetuned_converter.finetuned_to_original(
-          model,
-          task.config,
-          source=path,
-          output_dir=OUTPUT_DIR.value,
-          step=checkpoints.step_of(path),
-      )
-    if target == "keras_hub":
-      return keras_hub_preset.finetuned_to_keras_hub(
-          model,
-          task.config,
-          source=path,
-          output_dir=OUTPUT_DIR.value,
-          seq_length=task.seq_length,
-          spm_model_file=SPM_MODEL_FILE.value or task.spm_model_file,
-      )
-    labels = getattr(task, "labels", None)
-    return finetuned_converter.finetuned_to_huggingface(
-        model,
-        task.config,
-        source=path,
-        output_dir=OUTPUT_DIR.value,
-        labels=None if getattr(task, "is_regression", False) else labels,
-        problem_type=getattr(task, "problem_type", None),
-    )
-  # original / transformers / keras-hub -> a fine-tuning model directory
-  if source == "original":
-    config = converter.read_original_config(
-        ALBERT_CONFIG.value, CHECKPOINT.value
-    )
-  elif source == "keras_hub":
-    config = keras_hub_preset.read_backbone(CHECKPOINT.value)[0]
-  else:
-    config = huggingface_names.config_from_huggingface(
-        safetensors_io.read_config(CHECKPOINT.value),
-        source=os.path.join(CHECKPOINT.value, safetensors_io.CONFIG_FILE),
-    )
-  task = _task(model_config=config)
-  task.require_model_facts(OUTPUT_DIR.value)
-  model = task.build_model()
-  step = 0
-  if source == "original":
-    step = finetuned_converter.finetuned_from_original(
-        model, checkpoint=CHECKPOINT.value, config=config
-    )
-  elif source == "keras_hub":
-    keras_hub_preset.finetuned_from_keras_hub(
-        model, checkpoint=CHECKPOINT.value
-    )
-  else:
-    finetuned_converter.finetuned_from_huggingface(
-        model, checkpoint=CHECKPOINT.value
-    )
-  return finetuned_converter.write_finetuned_dir(
-      OUTPUT_DIR.value,
-      model,
-      step=step,
-      model_config=task.model_config_dict(),
-      files=task.model_dir_files(),
   )
 
 

@@ -90,18 +90,16 @@ def main(argv: Sequence[str]) -> None:
   if not files.isdir(MODEL_DIR.value):
     raise InputError(f"--model_dir={MODEL_DIR.value} does not exist")
   if GIN_FILES.value:
-    task = finetuning.build_task(
-        gin_file=GIN_FILES.value, gin_param=GIN_PARAMS.value
+    task, model, _ = finetuning.load_trained(
+        model_dir=MODEL_DIR.value,
+        checkpoint=CHECKPOINT.value,
+        gin_file=GIN_FILES.value,
+        gin_param=GIN_PARAMS.value,
     )
-    model_dir = finetuning.best_seed_dir(MODEL_DIR.value)
-    task.use_model_dir(model_dir)
-    task.require_model_facts(model_dir)
-    model = task.build_model()
     try:
       outputs = finetuned_outputs(task, model)
     except ValueError as e:
       raise InputError(f"--gin_file: {e}") from None
-    finetuning.restore_model(model, model_dir, CHECKPOINT.value)
     seq_length = SEQ.value or task.seq_length
     encoder = model.encoder
   else:

@@ -8,7 +8,7 @@
 import dataclasses
 import json
 import os
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from absl import logging
 import gin
@@ -196,13 +196,50 @@ def trained_model(
     model_dir: str,
     checkpoint: Optional[str],
     strategy: Optional[tf.distribute.Strategy] = None,
+    *,
+    dev_choices: bool = False,
 ):
   """(the task's model, built in `strategy`'s scope and restored from
-  `checkpoint`, the prefix read)."""
+  `checkpoint`, the prefix read). With `dev_choices`, the task also takes
+  what the dev evaluation chose (a null threshold, label thresholds), as
+  prediction and every export do."""
   task.require_model_facts(model_dir)
   with (strategy or tf.distribute.get_strategy()).scope():
     model = task.build_model()
-  return model, restore_model(model, model_dir, checkpoint)
+  path = restore_model(model, model_dir, checkpoint)
+  chosen = read_eval_results(model_dir) if dev_choices else None
+  if chosen is not None:
+    task.use_eval_results(chosen)
+  return model, path
+
+
+def load_trained(
+    *,
+    model_dir: str,
+    checkpoint: Optional[str] = None,
+    gin_file: Sequence[str] = (),
+    gin_param: Sequence[str] = (),
+    **task_kwargs,
+) -> Tuple[FinetuneTask, Any, str]:
+  """A fine-tuned model directory, loaded the one way every reader of one
+  (prediction, the exports, the converters) loads it.
+
+  Args:
+    model_dir: a fine-tuning run's directory (a `--seeds` run: its dev-best
+      seed's).
+    checkpoint: `best_checkpoint.resolve`'s argument (default the dev-best).
+    gin_file, gin_param: the task's recipe and size, as for training.
+    **task_kwargs: the task's arguments (e.g. `data_dir`).
+
+  Returns:
+    (the task, told what MODEL_DIR knows: labels, dev-chosen thresholds;
+    its model restored; the checkpoint prefix read).
+  """
+  model_dir = best_seed_dir(model_dir)
+  task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
+  task.use_model_dir(model_dir)
+  model, path = trained_model(task, model_dir, checkpoint, dev_choices=True)
+  return task, model, path
 
 
 def evaluate_checkpoints(
@@ -323,12 +360,13 @@ def run(
     results = best_results(task, trainer.model, model_dir, results, runner)
     logging.info("Eval results: %s", write_eval_results(model_dir, results))
     return results
-  model, path = trained_model(task, model_dir, checkpoint, strategy)
-  if mode in ("predict", "export"):
-    # What the dev evaluation chose (a null threshold, label thresholds).
-    chosen = read_eval_results(model_dir)
-    if chosen is not None:
-      task.use_eval_results(chosen)
+  model, path = trained_model(
+      task,
+      model_dir,
+      checkpoint,
+      strategy,
+      dev_choices=mode in ("predict", "export"),
+  )
   if mode == "predict":
     paths = task.predict_to_files(
         model, output_dir or os.path.join(model_dir, "predictions"), runner

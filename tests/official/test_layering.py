@@ -52,7 +52,7 @@ def test_one_keras_everywhere():
 LAYERS = (
     ("run_pretraining", "run_finetuning", "run_export", "export_tflite"),
     ("cli",),
-    ("benchmarks", "experiments", "seeds"),
+    ("benchmarks", "experiments", "seeds", "checkpoint_conversion.convert"),
     ("finetuning", "pretraining"),
     ("checkpoint_conversion",),
     ("serving", "warm_start", "pretraining_data"),
@@ -63,9 +63,17 @@ MAX_LIBRARY_LINES = 450
 MAX_LOCAL_IMPORTS = 10
 
 
+# A unit named package.module (a package's entry above the package's other
+# modules) is that module alone; the rest of the package is the package's.
+_MODULE_UNITS = {unit for layer in LAYERS for unit in layer if "." in unit}
+
+
 def _unit(module: str) -> str:
   parts = module.split(".")
-  return parts[1] if parts[0] == "albert" and len(parts) > 1 else parts[0]
+  if parts[0] != "albert" or len(parts) == 1:
+    return parts[0]
+  dotted = ".".join(parts[1:3])
+  return dotted if dotted in _MODULE_UNITS else parts[1]
 
 
 def _library_files():
@@ -91,7 +99,12 @@ def _package_imports(path):
       if isinstance(child, ast.Import):
         names = [a.name for a in child.names]
       elif isinstance(child, ast.ImportFrom) and child.module:
-        names = [child.module]
+        # `from albert.package import module_unit` imports that unit.
+        names = [
+            f"{child.module}.{a.name}"
+            for a in child.names
+            if _unit(f"{child.module}.{a.name}") in _MODULE_UNITS
+        ] or [child.module]
       for name in names:
         if name.split(".")[0] in ("albert", "official"):
           yield name, local

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.checkpoint_conversion import converter
-from albert.checkpoint_conversion import finetuned_converter
+from albert.checkpoint_conversion import original
+from albert.checkpoint_conversion import huggingface
+from albert.checkpoint_conversion import model_io
+from albert.checkpoint_conversion import errors
 from albert.checkpoint_conversion import finetuned_names
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.classifier import AlbertClassifier
@@ -84,7 +86,7 @@ KINDS = (
 @pytest.mark.parametrize("kind", KINDS)
 def test_original_round_trip_is_bit_exact(tmp_path, kind):
   model = _model(kind)
-  written = finetuned_converter.finetuned_to_original(
+  written = original.finetuned_to_original(
       model, CONFIG, source="test", output_dir=str(tmp_path / "tf1"), step=42
   )
   reader = tf.train.load_checkpoint(written)
@@ -109,7 +111,7 @@ def test_original_round_trip_is_bit_exact(tmp_path, kind):
     )
   assert int(reader.get_tensor("global_step")) == 42
   back = _model(kind, seed=5)  # other weights, overwritten by the reading
-  step = finetuned_converter.finetuned_from_original(
+  step = original.finetuned_from_original(
       back, checkpoint=written, config=CONFIG
   )
   assert step == 42
@@ -118,15 +120,15 @@ def test_original_round_trip_is_bit_exact(tmp_path, kind):
 
 
 def test_a_head_of_another_kind_is_named(tmp_path):
-  written = finetuned_converter.finetuned_to_original(
+  written = original.finetuned_to_original(
       _model("squad_v1"),
       CONFIG,
       source="test",
       output_dir=str(tmp_path / "tf1"),
       step=1,
   )
-  with pytest.raises(converter.ConversionError, match="cls/squad"):
-    finetuned_converter.finetuned_from_original(
+  with pytest.raises(errors.ConversionError, match="cls/squad"):
+    original.finetuned_from_original(
         _model("sequence_classification"), checkpoint=written, config=CONFIG
     )
 
@@ -162,7 +164,7 @@ def test_transformers_classes_both_ways(tmp_path, kind):
   transformers = pytest.importorskip("transformers")
   model = _model(kind)
   labels = ["neg", "neu", "pos"] if kind == "sequence_classification" else None
-  finetuned_converter.finetuned_to_huggingface(
+  huggingface.finetuned_to_huggingface(
       model,
       CONFIG,
       source="test",
@@ -190,9 +192,7 @@ def test_transformers_classes_both_ways(tmp_path, kind):
       value, got = value[allowed], got[allowed]
     np.testing.assert_allclose(value, got, atol=1e-4, err_msg=name)
   back = _model(kind, seed=5)
-  finetuned_converter.finetuned_from_huggingface(
-      back, checkpoint=str(tmp_path / "hf")
-  )
+  huggingface.finetuned_from_huggingface(back, checkpoint=str(tmp_path / "hf"))
   for a, b in zip(back.weights, model.weights):
     if "pooler" in a.name and kind in ("token_classification", "squad_v1"):
       continue  # the transformers class has no pooler: ours keeps its own
@@ -201,9 +201,9 @@ def test_transformers_classes_both_ways(tmp_path, kind):
 
 def test_squad_v2_has_no_transformers_class(tmp_path):
   with pytest.raises(
-      converter.ConversionError, match="no ALBERT class for the squad_v2"
+      errors.ConversionError, match="no ALBERT class for the squad_v2"
   ):
-    finetuned_converter.finetuned_to_huggingface(
+    huggingface.finetuned_to_huggingface(
         _model("squad_v2"), CONFIG, source="x", output_dir=str(tmp_path / "hf")
     )
   assert not (tmp_path / "hf").exists()
@@ -224,7 +224,7 @@ def test_command_line_with_a_recipe(tmp_path, fmt):
   model = task.build_model()
   model(model.dummy_inputs())
   ours = str(tmp_path / "mnli")
-  finetuned_converter.write_finetuned_dir(
+  model_io.write_finetuned_dir(
       ours,
       model,
       step=7,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from albert import model_dir as model_dir_lib
-from albert.checkpoint_conversion import converter
+from albert.checkpoint_conversion import huggingface
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.modeling.pretrainer import AlbertPretrainer
 from tests.albert.pretrainer_outputs import pretrainer_outputs
@@ -87,7 +87,7 @@ def _assert_close(got, want):
 def test_from_huggingface_matches_transformers(tmp_path, case):
   model = _hf_model(**CASES[case])
   model.save_pretrained(tmp_path / "hf")
-  written = converter.from_huggingface(
+  written = huggingface.from_huggingface(
       checkpoint=str(tmp_path / "hf"), output_dir=str(tmp_path / "ours")
   )
   assert written == str(tmp_path / "ours" / "ckpt-0")
@@ -112,7 +112,7 @@ def _ours_in_transformers(tmp_path, config, seed):
         0.2 * rng.normal(size=variable.shape).astype(np.float32)
     )
   model_dir_lib.write_model_dir(str(tmp_path / "ours"), pretrainer, step=5)
-  converter.to_huggingface(
+  huggingface.to_huggingface(
       checkpoint=str(tmp_path / "ours"), output_dir=str(tmp_path / "hf")
   )
   model, info = transformers.AlbertForPreTraining.from_pretrained(
@@ -155,7 +155,7 @@ def test_e_equals_h_goes_both_ways_through_an_identity_projection(tmp_path):
   assert pretrainer.encoder.embeddings.embedding_projection is None
   projection = model.albert.encoder.embedding_hidden_mapping_in
   np.testing.assert_array_equal(projection.weight.detach().numpy(), np.eye(16))
-  converter.from_huggingface(
+  huggingface.from_huggingface(
       checkpoint=str(tmp_path / "hf"), output_dir=str(tmp_path / "back")
   )
   back, _ = model_dir_lib.load_pretrainer(str(tmp_path / "back"))
@@ -166,7 +166,7 @@ def test_e_equals_h_goes_both_ways_through_an_identity_projection(tmp_path):
     projection.weight.add_(0.1)
   model.save_pretrained(tmp_path / "hf2")
   with pytest.raises(ConversionError, match="is not the identity"):
-    converter.from_huggingface(
+    huggingface.from_huggingface(
         checkpoint=str(tmp_path / "hf2"), output_dir=str(tmp_path / "x")
     )
   assert not (tmp_path / "x").exists()
@@ -187,7 +187,7 @@ def test_masked_lm_checkpoint_without_pooler_or_sop_head(tmp_path):
       str(tmp_path / "hf" / "model.safetensors")
   )
   assert not any(k.startswith("sop_classifier") for k in saved)
-  converter.from_huggingface(
+  huggingface.from_huggingface(
       checkpoint=str(tmp_path / "hf"), output_dir=str(tmp_path / "ours")
   )
   pretrainer, _ = model_dir_lib.load_pretrainer(str(tmp_path / "ours"))
@@ -226,7 +226,7 @@ def test_group_rule_transformers_cannot_express_is_refused(tmp_path):
   with pytest.raises(
       ConversionError, match="transformers runs layer 9 with group 6"
   ):
-    converter.to_huggingface(
+    huggingface.to_huggingface(
         checkpoint=str(tmp_path / "ours"), output_dir=str(tmp_path / "hf")
     )
   assert not (tmp_path / "hf").exists()
@@ -235,10 +235,10 @@ def test_group_rule_transformers_cannot_express_is_refused(tmp_path):
 def test_huggingface_round_trip_is_bit_exact(tmp_path):
   model = _hf_model(num_hidden_groups=2, inner_group_num=2)
   model.save_pretrained(tmp_path / "hf")
-  converter.from_huggingface(
+  huggingface.from_huggingface(
       checkpoint=str(tmp_path / "hf"), output_dir=str(tmp_path / "ours")
   )
-  converter.to_huggingface(
+  huggingface.to_huggingface(
       checkpoint=str(tmp_path / "ours" / "ckpt-0"),
       output_dir=str(tmp_path / "back"),
   )
@@ -268,7 +268,7 @@ def test_pytorch_model_bin_with_aliases_and_buffers(tmp_path):
   assert "predictions.decoder.weight" in state
   state["albert.embeddings.position_ids"] = torch.arange(16)[None]
   torch.save(state, folder / "pytorch_model.bin")
-  converter.from_huggingface(
+  huggingface.from_huggingface(
       checkpoint=str(folder), output_dir=str(tmp_path / "ours")
   )
   pretrainer, _ = model_dir_lib.load_pretrainer(str(tmp_path / "ours"))
@@ -284,7 +284,7 @@ def test_pytorch_model_bin_with_aliases_and_buffers(tmp_path):
       ConversionError,
       match="predictions.decoder.bias differs from predictions.bias",
   ):
-    converter.from_huggingface(
+    huggingface.from_huggingface(
         checkpoint=str(folder), output_dir=str(tmp_path / "untied")
     )
   assert not (tmp_path / "untied").exists()
@@ -293,7 +293,7 @@ def test_pytorch_model_bin_with_aliases_and_buffers(tmp_path):
 def _fails(tmp_path, folder, match):
   out = tmp_path / "out"
   with pytest.raises(ConversionError, match=match) as info:
-    converter.from_huggingface(checkpoint=str(folder), output_dir=str(out))
+    huggingface.from_huggingface(checkpoint=str(folder), output_dir=str(out))
   assert "\n" not in str(info.value)
   assert not out.exists()
   assert not [p for p in os.listdir(tmp_path) if p.startswith(".out")]

@@ -23,8 +23,8 @@ import tensorflow as tf
 
 from albert.finetuning import training as finetuning
 from albert import model_dir as model_dir_lib
-from albert.checkpoint_conversion import converter
-from albert.checkpoint_conversion import keras_hub_preset
+from albert.checkpoint_conversion import huggingface
+from albert.checkpoint_conversion import keras_hub
 from albert.checkpoint_conversion.errors import ConversionError
 from tests import helpers
 
@@ -100,7 +100,7 @@ def _same_files(ours, theirs, names, skip_groups=()):
 @pytest.fixture(scope="module")
 def backbone_dir(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("kh") / "backbone")
-  keras_hub_preset.from_keras_hub(checkpoint=BACKBONE, output_dir=out)
+  keras_hub.from_keras_hub(checkpoint=BACKBONE, output_dir=out)
   return out
 
 
@@ -118,7 +118,7 @@ def test_backbone_preset_gives_the_keras_hub_outputs(backbone_dir):
 
 def test_to_keras_hub_writes_the_files_keras_hub_writes(backbone_dir, tmp_path):
   out = str(tmp_path / "preset")
-  keras_hub_preset.to_keras_hub(
+  keras_hub.to_keras_hub(
       checkpoint=backbone_dir, output_dir=out, spm_model_file=SPM
   )
   _same_files(
@@ -151,7 +151,7 @@ def test_to_keras_hub_writes_the_files_keras_hub_writes(backbone_dir, tmp_path):
 
 def test_to_huggingface_is_what_keras_hub_loaded(backbone_dir, tmp_path):
   out = str(tmp_path / "hf")
-  converter.to_huggingface(checkpoint=backbone_dir, output_dir=out)
+  huggingface.to_huggingface(checkpoint=backbone_dir, output_dir=out)
   kept = os.path.join(KERAS_HUB, "ours_hf")
   _same_files(out, kept, ["config.json"])
   # The encoder's tensors (the pretraining heads are fresh: a backbone
@@ -181,13 +181,13 @@ def test_classifier_preset_both_ways(tmp_path):
   )
   model = task.build_model()
   model(model.dummy_inputs())
-  keras_hub_preset.finetuned_from_keras_hub(model, checkpoint=CLASSIFIER)
+  keras_hub.finetuned_from_keras_hub(model, checkpoint=CLASSIFIER)
   logits = model(_features())["logits"].numpy()
   np.testing.assert_allclose(
       logits, RECORDED["keras_hub/logits"], atol=TOLERANCE
   )
   out = str(tmp_path / "classifier")
-  keras_hub_preset.finetuned_to_keras_hub(
+  keras_hub.finetuned_to_keras_hub(
       model,
       task.config,
       source="mnli",
@@ -233,14 +233,12 @@ def test_bad_presets_are_one_line(backbone_dir, tmp_path):
       (other, "has shape [8, 12] but the config needs [8, 24]"),
   ):
     with pytest.raises(ConversionError) as raised:
-      keras_hub_preset.from_keras_hub(
-          checkpoint=str(checkpoint), output_dir=str(out)
-      )
+      keras_hub.from_keras_hub(checkpoint=str(checkpoint), output_dir=str(out))
     assert expected in str(raised.value), str(raised.value)
     assert "\n" not in str(raised.value)
     assert not out.exists()
   with pytest.raises(ConversionError, match="--spm_model_file=nope.model"):
-    keras_hub_preset.to_keras_hub(
+    keras_hub.to_keras_hub(
         checkpoint=backbone_dir,
         output_dir=str(out),
         spm_model_file="nope.model",

@@ -23,7 +23,7 @@ from tf_keras.protobuf import saved_metadata_pb2
 
 from albert import model_dir as model_dir_lib
 from albert import warm_start
-from albert.checkpoint_conversion import converter
+from albert.checkpoint_conversion import original
 from albert.checkpoint_conversion import model_garden
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.modeling.classifier import AlbertClassifier
@@ -98,7 +98,7 @@ def _weights(prefix):
 def from_original(tmp_path_factory):
   """The original TF1 checkpoint of the fixtures, through --from=original."""
   out = str(tmp_path_factory.mktemp("orig") / "model")
-  converter.from_original(
+  original.from_original(
       checkpoint=os.path.join(ORIGINAL, "model.ckpt-best"),
       albert_config=None,
       output_dir=out,

@@ -9,12 +9,12 @@ import pytest
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
-from albert.checkpoint_conversion import converter
+from albert.checkpoint_conversion import original
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.modeling.config import AlbertConfig
 from official.optimization.optimizer_config import OptimizerConfig
 from tests.albert.checkpoint_conversion import (
-    original_checkpoint_reference as original,
+    original_checkpoint_reference as reference,
 )
 from tests.albert.pretrainer_outputs import pretrainer_outputs
 from tests import helpers
@@ -32,8 +32,8 @@ def _write_original(tmp_path, config, **kwargs):
   """A released-style directory: model.ckpt-best.* + albert_config.json."""
   folder = tmp_path / "released"
   folder.mkdir()
-  arrays = original.random_arrays(config, **kwargs)
-  original.write_checkpoint(folder / "model.ckpt-best", arrays)
+  arrays = reference.random_arrays(config, **kwargs)
+  reference.write_checkpoint(folder / "model.ckpt-best", arrays)
   with open(folder / "albert_config.json", "w") as f:
     json.dump(config, f)
   return (
@@ -50,10 +50,10 @@ def _read(prefix):
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_converted_model_matches_numpy_on_the_original_arrays(tmp_path, shape):
-  config = original.original_config(**SHAPES[shape])
+  config = reference.original_config(**SHAPES[shape])
   ckpt, config_path, arrays = _write_original(tmp_path, config, global_step=123)
   out_dir = str(tmp_path / "ours")
-  written = converter.from_original(
+  written = original.from_original(
       checkpoint=ckpt, albert_config=config_path, output_dir=out_dir
   )
   assert written == os.path.join(out_dir, "ckpt-123")
@@ -61,9 +61,9 @@ def test_converted_model_matches_numpy_on_the_original_arrays(tmp_path, shape):
 
   pretrainer, loaded = model_dir_lib.load_pretrainer(out_dir)
   assert loaded == AlbertConfig.from_json_file(config_path)
-  word_ids, mask, type_ids, positions = original.inputs(config)
+  word_ids, mask, type_ids, positions = reference.inputs(config)
   got = pretrainer_outputs(pretrainer, word_ids, mask, type_ids, positions)
-  want = original.forward(arrays, config, word_ids, mask, type_ids, positions)
+  want = reference.forward(arrays, config, word_ids, mask, type_ids, positions)
   for name, g, w in zip(("sequence", "pooled", "mlm", "sop"), got, want):
     np.testing.assert_allclose(g, w, atol=2e-5, err_msg=name)
   # Not trivially equal: the heads depend on the input.
@@ -71,10 +71,10 @@ def test_converted_model_matches_numpy_on_the_original_arrays(tmp_path, shape):
 
 
 def test_model_directory_files(tmp_path):
-  config = original.original_config(num_hidden_groups=2)
+  config = reference.original_config(num_hidden_groups=2)
   ckpt, config_path, _ = _write_original(tmp_path, config)
   out_dir = str(tmp_path / "ours")
-  converter.from_original(
+  original.from_original(
       checkpoint=ckpt, albert_config=None, output_dir=out_dir  # beside it
   )
   expected = AlbertConfig.from_json_file(config_path)
@@ -107,18 +107,18 @@ def test_model_directory_files(tmp_path):
 
 
 def test_round_trip_is_bit_exact(tmp_path):
-  config = original.original_config(num_hidden_groups=2, inner_group_num=2)
+  config = reference.original_config(num_hidden_groups=2, inner_group_num=2)
   ckpt, config_path, arrays = _write_original(
       tmp_path, config, slots=True, global_step=77
   )
   ours = str(tmp_path / "ours")
-  converter.from_original(
+  original.from_original(
       checkpoint=ckpt,
       albert_config=config_path,
       output_dir=ours,
       optimizer_slots=True,
   )
-  back = converter.to_original(
+  back = original.to_original(
       checkpoint=ours, output_dir=str(tmp_path / "b"), optimizer_slots=True
   )
   assert back == str(tmp_path / "b" / "model.ckpt-77")
@@ -135,12 +135,12 @@ def test_round_trip_is_bit_exact(tmp_path):
   }  # every key written is the original's
 
   # Without slots: the weights and global_step only.
-  converter.from_original(
+  original.from_original(
       checkpoint=ckpt,
       albert_config=config_path,
       output_dir=str(tmp_path / "ours2"),
   )
-  back = converter.to_original(
+  back = original.to_original(
       checkpoint=str(tmp_path / "ours2" / "ckpt-77"),
       output_dir=str(tmp_path / "c"),
   )
@@ -152,16 +152,16 @@ def test_round_trip_is_bit_exact(tmp_path):
 
 
 def test_e_equals_h_round_trip_has_no_projection(tmp_path):
-  config = original.original_config(embedding_size=16)  # hidden_size 16
+  config = reference.original_config(embedding_size=16)  # hidden_size 16
   ckpt, config_path, arrays = _write_original(tmp_path, config, global_step=5)
   assert not [n for n in arrays if "embedding_hidden_mapping_in" in n]
   ours = str(tmp_path / "ours")
-  converter.from_original(
+  original.from_original(
       checkpoint=ckpt, albert_config=config_path, output_dir=ours
   )
   pretrainer, _ = model_dir_lib.load_pretrainer(ours)
   assert pretrainer.encoder.embeddings.embedding_projection is None
-  back = converter.to_original(checkpoint=ours, output_dir=str(tmp_path / "b"))
+  back = original.to_original(checkpoint=ours, output_dir=str(tmp_path / "b"))
   got = _read(back)
   assert sorted(got) == sorted(arrays)
   for name, value in arrays.items():
@@ -170,12 +170,12 @@ def test_e_equals_h_round_trip_has_no_projection(tmp_path):
 
 def test_optimizer_slots_land_on_their_variables(tmp_path):
   """LAMB's m and v, restored the trainer's way, hold the original slots."""
-  config = original.original_config(num_hidden_groups=2, inner_group_num=2)
+  config = reference.original_config(num_hidden_groups=2, inner_group_num=2)
   ckpt, config_path, arrays = _write_original(
       tmp_path, config, slots=True, global_step=9
   )
   out_dir = str(tmp_path / "ours")
-  converter.from_original(
+  original.from_original(
       checkpoint=ckpt,
       albert_config=config_path,
       output_dir=out_dir,
@@ -237,14 +237,14 @@ def test_optimizer_slots_land_on_their_variables(tmp_path):
 def _assert_fails(tmp_path, match, **kwargs):
   out_dir = tmp_path / "out"
   with pytest.raises(ConversionError, match=match) as info:
-    converter.from_original(output_dir=str(out_dir), **kwargs)
+    original.from_original(output_dir=str(out_dir), **kwargs)
   assert "\n" not in str(info.value)
   assert not out_dir.exists()
   assert not [p for p in os.listdir(tmp_path) if p.startswith(".out")]
 
 
 def test_bad_original_inputs_are_named(tmp_path):
-  config = original.original_config()
+  config = reference.original_config()
   ckpt, config_path, arrays = _write_original(tmp_path, config, global_step=1)
   _assert_fails(
       tmp_path,
@@ -260,7 +260,7 @@ def test_bad_original_inputs_are_named(tmp_path):
   )
   # A config that does not belong to the checkpoint.
   other = tmp_path / "other.json"
-  other.write_text(json.dumps(original.original_config(hidden_size=32)))
+  other.write_text(json.dumps(reference.original_config(hidden_size=32)))
   _assert_fails(
       tmp_path,
       r"tensor bert/encoder/embedding_hidden_mapping_in/"
@@ -270,7 +270,7 @@ def test_bad_original_inputs_are_named(tmp_path):
   )
   two_groups = tmp_path / "two.json"
   two_groups.write_text(
-      json.dumps(original.original_config(num_hidden_groups=2))
+      json.dumps(reference.original_config(num_hidden_groups=2))
   )
   _assert_fails(
       tmp_path,
@@ -281,7 +281,7 @@ def test_bad_original_inputs_are_named(tmp_path):
   # Unknown tensors (a fine-tuning head) and no slots for --optimizer_slots.
   extra = dict(arrays, **{"output_weights": np.zeros((3, 16), np.float32)})
   (tmp_path / "extra").mkdir()
-  extra_ckpt = original.write_checkpoint(
+  extra_ckpt = reference.write_checkpoint(
       tmp_path / "extra" / "model.ckpt-1", extra
   )
   _assert_fails(
@@ -303,7 +303,7 @@ def test_bad_original_inputs_are_named(tmp_path):
   with pytest.raises(
       ConversionError, match="already exists and is not an empty directory"
   ):
-    converter.from_original(
+    original.from_original(
         checkpoint=ckpt,
         albert_config=config_path,
         output_dir=str(tmp_path / "out"),
@@ -327,13 +327,13 @@ def test_to_original_refuses_what_the_original_cannot_hold(tmp_path):
     )
   out = str(tmp_path / "o")
   with pytest.raises(ConversionError, match="sharing='ffn' has no original"):
-    converter.to_original(checkpoint=str(tmp_path / "ffn"), output_dir=out)
+    original.to_original(checkpoint=str(tmp_path / "ffn"), output_dir=out)
   with pytest.raises(ConversionError, match="ckpt-0 holds no optimizer state"):
-    converter.to_original(
+    original.to_original(
         checkpoint=str(tmp_path / "all"), output_dir=out, optimizer_slots=True
     )
   with pytest.raises(ConversionError, match="model_config.json not found"):
-    converter.to_original(checkpoint=str(tmp_path), output_dir=out)
+    original.to_original(checkpoint=str(tmp_path), output_dir=out)
   assert not (tmp_path / "o").exists()
 
 
@@ -341,7 +341,7 @@ def test_a_chinese_release_converts_with_its_vocabulary(tmp_path):
   # The original's albert_*_zh tarballs: its names, albert_config.json and
   # vocab_chinese.txt beside the checkpoint; the vocabulary comes along for
   # --vocab_file.
-  config = original.original_config(vocab_size=40)
+  config = reference.original_config(vocab_size=40)
   ckpt, config_path, arrays = _write_original(tmp_path, config)
   vocab = tmp_path / "released" / "vocab_chinese.txt"
   vocab.write_text(
@@ -352,7 +352,7 @@ def test_a_chinese_release_converts_with_its_vocabulary(tmp_path):
       encoding="utf-8",
   )
   out = tmp_path / "ours"
-  converter.from_original(
+  original.from_original(
       checkpoint=ckpt, albert_config=None, output_dir=str(out)
   )
   assert (out / "vocab_chinese.txt").read_bytes() == vocab.read_bytes()
@@ -368,7 +368,7 @@ def test_brightmart_layout_is_refused_in_one_line(tmp_path):
   # position and type tables of width H: another computation.
   folder = tmp_path / "brightmart"
   folder.mkdir()
-  config = original.original_config()
+  config = reference.original_config()
   arrays = {
       "bert/embeddings/word_embeddings": np.zeros([50, 8], np.float32),
       "bert/embeddings/word_embeddings_2": np.zeros([8, 16], np.float32),
@@ -377,11 +377,11 @@ def test_brightmart_layout_is_refused_in_one_line(tmp_path):
           [16, 16], np.float32
       ),
   }
-  original.write_checkpoint(folder / "model.ckpt-1", arrays)
+  reference.write_checkpoint(folder / "model.ckpt-1", arrays)
   (folder / "albert_config.json").write_text(json.dumps(config))
   out = tmp_path / "out"
   with pytest.raises(ConversionError) as raised:
-    converter.from_original(
+    original.from_original(
         checkpoint=str(folder / "model.ckpt-1"),
         albert_config=None,
         output_dir=str(out),

@@ -575,12 +575,12 @@ def test_continued_pretraining_from_a_converted_original_checkpoint(
 ):
   # Domain adaptation from a released TF1 checkpoint: converted with its
   # LAMB moments, then the run starts from both.
-  from albert.checkpoint_conversion import converter
+  from albert.checkpoint_conversion import original
   from tests.albert.checkpoint_conversion import (
-      original_checkpoint_reference as original,
+      original_checkpoint_reference as reference,
   )
 
-  config = original.original_config(
+  config = reference.original_config(
       vocab_size=64,
       num_hidden_layers=2,
       num_attention_heads=2,
@@ -588,10 +588,10 @@ def test_continued_pretraining_from_a_converted_original_checkpoint(
   )
   folder = tmp_path / "released"
   folder.mkdir()
-  arrays = original.random_arrays(config, slots=True, global_step=9)
-  original.write_checkpoint(folder / "model.ckpt-best", arrays)
+  arrays = reference.random_arrays(config, slots=True, global_step=9)
+  reference.write_checkpoint(folder / "model.ckpt-best", arrays)
   (folder / "albert_config.json").write_text(json.dumps(config))
-  converter.from_original(
+  original.from_original(
       checkpoint=str(folder / "model.ckpt-best"),
       albert_config=str(folder / "albert_config.json"),
       output_dir=str(tmp_path / "converted"),

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from albert.finetuning import training as finetuning
-from albert.checkpoint_conversion import finetuned_converter
+from albert.checkpoint_conversion import model_io
 from albert.modeling.classifier import AlbertClassifier
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.squad import AlbertSquadModel
@@ -170,7 +170,7 @@ def test_fine_tuning_export_onnx(tmp_path):
   )
   model = _perturbed(task.build_model())
   model_dir = str(tmp_path / "mnli")
-  finetuned_converter.write_finetuned_dir(
+  model_io.write_finetuned_dir(
       model_dir,
       model,
       step=3,

@@ -1,42 +1,95 @@
-"""Fine-tuned models across formats: the encoder's names and the head's
-(`finetuned_names`), to and from original TF1 checkpoints and transformers
-model directories of the head's class; and the fine-tuning model directory
-of ours that a conversion in writes.
+"""transformers ALBERT model directories (config.json, model.safetensors or
+pytorch_model.bin) <-> ours, for pretrained models (`AlbertForPreTraining`)
+and fine-tuned ones (the transformers class of the task's head).
+
+  from_huggingface            transformers directory -> model dir
+  to_huggingface              model dir -> config.json + model.safetensors
+  read_config                 a transformers directory's AlbertConfig
+  finetuned_from_huggingface  a directory of the head's class -> a built
+                              fine-tuned model
+  finetuned_to_huggingface    a fine-tuned model -> a directory of its class
+
+Every tensor is checked for name and shape on the way (`huggingface_names`).
 """
 
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional
 
 from absl import logging
-import tensorflow as tf
 
 from albert.checkpoint_conversion import finetuned_names
 from albert.checkpoint_conversion import huggingface_names
-from albert.checkpoint_conversion import original_checkpoint
-from albert.checkpoint_conversion import original_names
+from albert.checkpoint_conversion import model_io
 from albert.checkpoint_conversion import safetensors_io
-from albert.checkpoint_conversion.converter import assign
-from albert.checkpoint_conversion.converter import check_output_dir
-from albert.checkpoint_conversion.converter import staged
-from albert.checkpoint_conversion.converter import write_original
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.checkpoint_conversion.name_table import NameTable
 from albert.modeling.config import AlbertConfig
-from official.core import model_config_file
-from official.io import atomic_write
+from albert.modeling.weight_names import pretrainer_weights
 
 
-def _encoder_part(table, exclude: Tuple[str, ...]) -> list:
-  """The entries of a pretrainer name table without the pretraining heads
-  (and whatever else `exclude` names by external prefix)."""
-  return [e for e in table.entries if not e.external.startswith(exclude)]
+def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
+  """Converts a transformers ALBERT model directory into a model directory.
+
+  Args:
+    checkpoint: the directory with `config.json` and `model.safetensors` (or
+      `pytorch_model.bin`, read only when torch is installed).
+    output_dir: the model directory to create (must not exist or be empty).
+
+  Returns:
+    The checkpoint prefix written (`OUTPUT_DIR/ckpt-0`).
+  """
+  model_io.check_output_dir(output_dir)
+  tensors, path = safetensors_io.read_weights(checkpoint)
+  config = read_config(checkpoint)
+  tensors = huggingface_names.split_aliases(tensors, source=path)
+  tensors = huggingface_names.drop_identity_projection(
+      tensors, config, source=path
+  )
+  table = huggingface_names.name_table(config)
+  absent = huggingface_names.absent_heads(tensors)
+  return model_io.write_imported(
+      config,
+      table,
+      tensors,
+      source=path,
+      output_dir=output_dir,
+      may_lack=huggingface_names.head_names(absent),
+      absent=absent,
+      note="not an AlbertForPreTraining",
+  )
 
 
-def _original_finetuned_table(config: AlbertConfig, kind: str):
-  entries = _encoder_part(original_names.name_table(config), ("cls/",))
-  return NameTable(
-      entries + finetuned_names.original_head(kind),
-      format_name=original_names.FORMAT_NAME,
+def to_huggingface(*, checkpoint: str, output_dir: str) -> str:
+  """Writes a model directory's checkpoint as a transformers model directory.
+
+  Args:
+    checkpoint: a model directory (its latest checkpoint) or a `ckpt-N`
+      prefix inside one.
+    output_dir: gets `config.json` and `model.safetensors`, which
+      `transformers.AlbertForPreTraining.from_pretrained` loads.
+
+  Returns:
+    The safetensors file written.
+  """
+  model_io.check_output_dir(output_dir)
+  pretrainer, config, path = model_io.load_model(checkpoint)
+  data = huggingface_names.config_to_huggingface(config, what=path)
+  table = huggingface_names.name_table(config)
+  weights = pretrainer_weights(pretrainer)
+  tensors = table.to_external({n: v.numpy() for n, v in weights.items()})
+  tensors.update(huggingface_names.projection_identity(config))
+  with model_io.staged(output_dir) as staging:
+    safetensors_io.write_weights(staging, tensors)
+    safetensors_io.write_config(staging, data)
+  logging.info("%s: %d tensors written", output_dir, len(tensors))
+  return os.path.join(output_dir, safetensors_io.SAFETENSORS_FILE)
+
+
+def read_config(checkpoint: str) -> AlbertConfig:
+  """The AlbertConfig of a transformers model directory's config.json."""
+  return huggingface_names.config_from_huggingface(
+      safetensors_io.read_config(checkpoint),
+      source=os.path.join(checkpoint, safetensors_io.CONFIG_FILE),
   )
 
 
@@ -45,25 +98,10 @@ def _huggingface_finetuned_table(config: AlbertConfig, kind: str, what: str):
   exclude = ("predictions.", "sop_classifier.")
   if not head.pooler:
     exclude += ("albert.pooler.",)
-  entries = _encoder_part(huggingface_names.name_table(config), exclude)
+  entries = model_io.encoder_part(huggingface_names.name_table(config), exclude)
   return head, NameTable(
       entries + head_entries, format_name=huggingface_names.FORMAT_NAME
   )
-
-
-def finetuned_to_original(
-    model, config: AlbertConfig, *, source: str, output_dir: str, step: int
-) -> str:
-  """Writes a fine-tuned model (restored from `source`) as an original TF1
-  checkpoint: the encoder's names and the head's (`finetuned_names`)."""
-  check_output_dir(output_dir)
-  original_names.check_config(config, source)
-  kind = finetuned_names.head_kind(model)
-  table = _original_finetuned_table(config, kind)
-  weights = finetuned_names.finetuned_weights(model)
-  tensors = table.to_external({n: v.numpy() for n, v in weights.items()})
-  logging.info("%s head of %s", kind, source)
-  return write_original(output_dir, config, tensors, step)
 
 
 def finetuned_to_huggingface(
@@ -80,7 +118,7 @@ def finetuned_to_huggingface(
   in `config.json` (`id2label`), `problem_type` is its loss and output
   function (`multi_label_classification`: sigmoid per label;
   `regression`)."""
-  check_output_dir(output_dir)
+  model_io.check_output_dir(output_dir)
   kind = finetuned_names.head_kind(model)
   head, table = _huggingface_finetuned_table(config, kind, source)
   data = huggingface_names.config_to_huggingface(config, what=source)
@@ -103,29 +141,13 @@ def finetuned_to_huggingface(
     }
   tensors = table.to_external({n: v.numpy() for n, v in weights.items()})
   tensors.update(huggingface_names.projection_identity(config))
-  with staged(output_dir) as staging:
+  with model_io.staged(output_dir) as staging:
     safetensors_io.write_weights(staging, tensors)
     safetensors_io.write_config(staging, data)
   logging.info(
       "%s: %s, %d tensors written", output_dir, head.architecture, len(tensors)
   )
   return os.path.join(output_dir, safetensors_io.SAFETENSORS_FILE)
-
-
-def finetuned_from_original(model, *, checkpoint: str, config: AlbertConfig):
-  """Fills a built fine-tuned model from an original TF1 fine-tuned
-  checkpoint (the encoder and the head of its kind); returns its step."""
-  tensors, prefix = original_checkpoint.read_checkpoint(checkpoint)
-  step = tensors.pop(original_names.GLOBAL_STEP, None)
-  for name in [n for n in tensors if n.endswith(("adam_m", "adam_v"))]:
-    del tensors[name]  # a fine-tuning run's optimizer state is not kept
-  kind = finetuned_names.head_kind(model)
-  table = _original_finetuned_table(config, kind)
-  weights = finetuned_names.finetuned_weights(model)
-  shapes = {n: tuple(v.shape) for n, v in weights.items()}
-  assign(weights, table.to_ours(tensors, shapes, source=prefix))
-  logging.info("%s: %s head, %d weights read", prefix, kind, len(table))
-  return 0 if step is None else int(step)
 
 
 def finetuned_from_huggingface(model, *, checkpoint: str) -> None:
@@ -156,28 +178,5 @@ def finetuned_from_huggingface(model, *, checkpoint: str) -> None:
         n: v for n, v in weights.items() if not n.startswith("encoder/pooler")
     }
   shapes = {n: tuple(v.shape) for n, v in weights.items()}
-  assign(weights, table.to_ours(tensors, shapes, source=path))
+  model_io.assign(weights, table.to_ours(tensors, shapes, source=path))
   logging.info("%s: %s, %d weights read", path, head.architecture, len(table))
-
-
-def write_finetuned_dir(
-    output_dir: str,
-    model,
-    *,
-    step: int,
-    model_config: Dict,
-    files: Dict[str, str],
-) -> str:
-  """Writes a fine-tuning model directory of ours, as `run_finetuning`
-  leaves one: `ckpt-{step}` of the model, its state file,
-  `model_config.json` and the task's files (labels.json); eval, predict and
-  export read it with the same recipe."""
-  with staged(output_dir) as staging:
-    manager = tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=model), staging, max_to_keep=None
-    )
-    path = manager.save(checkpoint_number=step)
-    model_config_file.write(staging, model_config)
-    for name, text in files.items():
-      atomic_write.write_atomic(os.path.join(staging, name), text)
-  return os.path.join(output_dir, os.path.basename(path))

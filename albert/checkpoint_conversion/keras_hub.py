@@ -23,7 +23,7 @@ from absl import logging
 import h5py
 import numpy as np
 
-from albert.checkpoint_conversion import converter
+from albert.checkpoint_conversion import model_io
 from albert.checkpoint_conversion import finetuned_names
 from albert.checkpoint_conversion import keras_hub_names as names
 from albert.checkpoint_conversion.errors import ConversionError
@@ -118,7 +118,7 @@ def from_keras_hub(*, checkpoint: str, output_dir: str) -> str:
   Returns:
     The checkpoint prefix written (`OUTPUT_DIR/ckpt-0`).
   """
-  converter.check_output_dir(output_dir)
+  model_io.check_output_dir(output_dir)
   config, tensors, source = read_backbone(checkpoint)
   if os.path.isfile(os.path.join(checkpoint, TASK_FILE)):
     logging.info(
@@ -126,7 +126,7 @@ def from_keras_hub(*, checkpoint: str, output_dir: str) -> str:
         "task's recipe with --gin_file to keep it)",
         checkpoint,
     )
-  written = converter.write_imported(
+  written = model_io.write_imported(
       config,
       names.name_table(config),
       tensors,
@@ -206,12 +206,12 @@ def to_keras_hub(
   Returns:
     The preset directory written.
   """
-  converter.check_output_dir(output_dir)
+  model_io.check_output_dir(output_dir)
   _check_spm(spm_model_file)
-  pretrainer, config, path = converter.load_model(checkpoint)
+  pretrainer, config, path = model_io.load_model(checkpoint)
   names.check_config(config, path)
   tensors = _backbone_tensors(pretrainer_weights(pretrainer), config)
-  with converter.staged(output_dir) as staging:
+  with model_io.staged(output_dir) as staging:
     _write_backbone(staging, config, tensors, spm_model_file, _TASKS)
   logging.info(
       "%s: AlbertBackbone preset, %d tensors", output_dir, len(tensors)
@@ -231,7 +231,7 @@ def finetuned_to_keras_hub(
   """Writes a fine-tuned sequence classifier (or regressor) as a keras-hub
   `AlbertTextClassifier` preset: the backbone files, task.json and
   task.weights.h5 (and, with the SentencePiece model, its preprocessor)."""
-  converter.check_output_dir(output_dir)
+  model_io.check_output_dir(output_dir)
   _check_spm(spm_model_file)
   names.check_config(config, source)
   kind = finetuned_names.head_kind(model)
@@ -251,7 +251,7 @@ def finetuned_to_keras_hub(
   task = names.classifier_config(
       config, int(model.num_classes), float(model.dropout_rate), preprocessor
   )
-  with converter.staged(output_dir) as staging:
+  with model_io.staged(output_dir) as staging:
     _write_backbone(staging, config, tensors, spm_model_file, _TASKS)
     atomic_write.write_atomic(
         os.path.join(staging, TASK_FILE), json.dumps(task, indent=4) + "\n"
@@ -293,7 +293,7 @@ def finetuned_from_keras_hub(model, *, checkpoint: str) -> None:
   table = names.name_table(config)
   weights = finetuned_names.finetuned_weights(model)
   encoder = {n: v for n, v in weights.items() if n.startswith("encoder/")}
-  converter.assign(
+  model_io.assign(
       encoder,
       table.to_ours(
           tensors,
@@ -308,7 +308,7 @@ def finetuned_from_keras_hub(model, *, checkpoint: str) -> None:
       for k, v in _read_weights(task_weights).items()
       if not k.startswith("optimizer/")
   }
-  converter.assign(
+  model_io.assign(
       head,
       names.classifier_table().to_ours(
           found,
