@@ -12,6 +12,8 @@
                     resume's start-up
   python_reader     the documents reader in Python: the benchmark's
                     reference
+  workers/          the processes `serving` and `tflite` time, one module
+                    each
 
 Each contestant runs in a process of its own, taking turns with its peer
 (`official.benchmark.turns`); ratios come from the same run.

@@ -15,6 +15,10 @@ from typing import Dict, Sequence
 import sentencepiece as spm
 
 from albert import configs
+from albert.benchmarks.workers import matmul_floor
+from albert.benchmarks.workers import onnx_encoder
+from albert.benchmarks.workers import saved_model
+from albert.benchmarks.workers import torch_albert
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving import onnx_export
@@ -44,142 +48,10 @@ class ServingBenchmark:
   precision: str = "float32"
 
 
-# Every worker builds `run(batch_size)` (one timed call), warms it up, then
-# speaks the protocol of `official.benchmark.turns` (written out here so that
-# the SavedModel's process imports nothing but TensorFlow and TF-Text): one
-# JSON line, the seconds of one call per stdin line "<batch_size>", and its
-# peak RSS when stdin closes.
-_SERVE_LOOP = r"""
-import resource
-for _ in range(3):
-  run(1)
-run(BATCH)
-print(json.dumps(info), flush=True)
-for line in sys.stdin:
-  start = time.perf_counter()
-  run(int(line))
-  print(time.perf_counter() - start, flush=True)
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"peak_rss_mb": rss_mb}), flush=True)
-"""
-
-_SAVED_MODEL_WORKER = (
-    r"""
-import json, sys, time
-import tensorflow as tf
-import tensorflow_text
-path, SEQ, BATCH = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-serve = tf.saved_model.load(path).signatures["serving_default"]
-text = " ".join(["the quick brown fox jumps over the lazy dog"] * (SEQ // 4))
-texts = {1: tf.constant([text]), BATCH: tf.constant([text] * BATCH)}
-def run(batch):
-  serve(text=texts[batch])["pooled_output"].numpy()
-info = {"tokens": int(serve(text=texts[1])["input_mask"].numpy().sum())}
-"""
-    + _SERVE_LOOP
-)
-
-_MATMUL_WORKER = (
-    r"""
-import json, math, sys, time
-import numpy as np
-import tensorflow as tf
-E, H, N, F, L, SEQ, BATCH = map(int, sys.argv[1:8])
-DTYPE = tf.as_dtype(sys.argv[8])
-D = H // N
-rng = np.random.default_rng(0)
-def weight(k, n, scale=1.0):
-  # Scaled so that the chain keeps unit variance (no overflow or denormals).
-  w = rng.standard_normal((k, n), dtype=np.float32) * scale / math.sqrt(k)
-  return tf.Variable(tf.cast(w, DTYPE))
-proj, wq, wk = weight(E, H), weight(H, H, 1 / math.sqrt(D)), weight(H, H)
-wv, wo = weight(H, H, 1 / math.sqrt(SEQ)), weight(H, H)
-w1, w2, wp = weight(H, F), weight(F, H), weight(H, H)
-def products(x):
-  batch = tf.shape(x)[0] // SEQ
-  def heads(t):
-    return tf.transpose(tf.reshape(t, [batch, SEQ, N, D]), [0, 2, 1, 3])
-  h = tf.matmul(x, proj)
-  for _ in range(L):
-    queries, keys = heads(tf.matmul(h, wq)), heads(tf.matmul(h, wk))
-    scores = tf.matmul(queries, keys, transpose_b=True)
-    context = tf.matmul(scores, heads(tf.matmul(h, wv)))
-    context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [batch * SEQ, H])
-    h = tf.matmul(tf.matmul(tf.matmul(context, wo), w1), w2)
-  return tf.matmul(tf.reshape(h, [batch, SEQ, H])[:, 0], wp)
-inputs = {
-    b: tf.cast(rng.standard_normal((b * SEQ, E), dtype=np.float32), DTYPE)
-    for b in (1, BATCH)
-}
-# The floor is whichever of TF's kernels or XLA runs the products faster
-# (TF at large shapes; XLA when per-op overhead dominates).
-def median_seconds(f, calls=5):
-  f(inputs[1])
-  times = []
-  for _ in range(calls):
-    start = time.perf_counter()
-    f(inputs[1]).numpy()
-    times.append(time.perf_counter() - start)
-  return sorted(times)[calls // 2]
-compiled = {
-    xla: tf.function(products, jit_compile=xla) for xla in (False, True)
-}
-xla = median_seconds(compiled[True]) < median_seconds(compiled[False])
-def run(batch):
-  compiled[xla](inputs[batch]).numpy()
-info = {"xla": xla}
-"""
-    + _SERVE_LOOP
-)
-
-_ONNX_WORKER = (
-    r"""
-import json, sys, time
-import numpy as np
-import onnxruntime
-path = sys.argv[1]
-V, SEQ, BATCH = map(int, sys.argv[2:5])
-session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-rng = np.random.default_rng(0)
-feeds = {}
-for b in (1, BATCH):
-  ids = rng.integers(5, V, (b, SEQ)).astype(np.int32)
-  feeds[b] = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
-              "input_type_ids": np.zeros_like(ids)}
-def run(batch):
-  session.run(["pooled_output"], feeds[batch])
-info = {"onnxruntime": onnxruntime.__version__}
-"""
-    + _SERVE_LOOP
-)
-
-_TORCH_WORKER = (
-    r"""
-import json, sys, time
-import torch, transformers
-import contextlib
-V, E, H, N, F, LAYERS, G, K, SEQ, BATCH = map(int, sys.argv[1:11])
-AUTOCAST = sys.argv[11]
-config = transformers.AlbertConfig(
-    vocab_size=V, embedding_size=E, hidden_size=H, num_hidden_layers=LAYERS,
-    num_attention_heads=N, intermediate_size=F, num_hidden_groups=G,
-    inner_group_num=K, hidden_act="gelu_new", hidden_dropout_prob=0.0,
-    attention_probs_dropout_prob=0.0)
-model = transformers.AlbertModel(config).eval()
-ids = {b: torch.randint(5, V, (b, SEQ)) for b in (1, BATCH)}
-def run(batch):
-  with torch.no_grad(), (torch.autocast("cpu", dtype=getattr(torch, AUTOCAST))
-                         if AUTOCAST != "none" else contextlib.nullcontext()):
-    model(input_ids=ids[batch])
-info = {"threads": torch.get_num_threads(), "autocast": AUTOCAST}
-"""
-    + _SERVE_LOOP
-)
-
-
-def _worker(name, script, args):
+def _worker(name, module, args):
+  """`module` (of albert/benchmarks/workers) in a process of its own."""
   return turns.Worker(
-      name, [sys.executable, "-c", script] + [str(a) for a in args]
+      name, [sys.executable, "-m", module.__name__] + [str(a) for a in args]
   )
 
 
@@ -244,7 +116,7 @@ def measure(s: ServingBenchmark) -> Dict:
       workers.append(
           _worker(
               "saved_model",
-              _SAVED_MODEL_WORKER,
+              saved_model,
               [os.path.join(export_dir, "serving"), seq, batch],
           )
       )
@@ -254,13 +126,13 @@ def measure(s: ServingBenchmark) -> Dict:
         )
         workers.append(
             _worker(
-                "onnxruntime", _ONNX_WORKER, [path, c.vocab_size, seq, batch]
+                "onnxruntime", onnx_encoder, [path, c.vocab_size, seq, batch]
             )
         )
     workers.append(
         _worker(
             "matmul_floor",
-            _MATMUL_WORKER,
+            matmul_floor,
             [
                 c.embedding_size,
                 c.hidden_size,
@@ -277,7 +149,7 @@ def measure(s: ServingBenchmark) -> Dict:
       workers.append(
           _worker(
               "torch",
-              _TORCH_WORKER,
+              torch_albert,
               [
                   c.vocab_size,
                   c.embedding_size,

@@ -13,6 +13,8 @@ import numpy as np
 import tensorflow as tf
 
 from albert import configs
+from albert.benchmarks.workers import encoder_saved_model
+from albert.benchmarks.workers import tflite_interpreter
 from albert.modeling.config import AlbertConfig
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
@@ -37,71 +39,6 @@ class TfliteBenchmark:
 
 BASELINE = "saved_model"
 
-# Every worker builds `run()` (one timed call) and `pooled()`, warms up, then
-# speaks the protocol of `official.benchmark.turns` (written out here so that
-# the processes import nothing but TensorFlow): one JSON line, the seconds of
-# one call per stdin line, its peak RSS when stdin closes.
-_SERVE_LOOP = r"""
-import resource
-for _ in range(3):
-  run()
-print(json.dumps(dict(info, pooled=pooled().tolist())), flush=True)
-for line in sys.stdin:
-  start = time.perf_counter()
-  run()
-  print(time.perf_counter() - start, flush=True)
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"peak_rss_mb": rss_mb}), flush=True)
-"""
-
-_INPUTS = r"""
-import json, sys, time
-import numpy as np
-SEQ, VOCAB = int(sys.argv[2]), int(sys.argv[3])
-rng = np.random.default_rng(0)
-ids = rng.integers(5, VOCAB, size=(1, SEQ)).astype(np.int32)
-feed = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
-        "input_type_ids": np.zeros_like(ids)}
-"""
-
-_SAVED_MODEL_WORKER = (
-    _INPUTS
-    + r"""
-import tensorflow as tf
-encoder = tf.saved_model.load(sys.argv[1])
-inputs = {k: tf.constant(v) for k, v in feed.items()}
-def call(inputs):
-  outputs = encoder(inputs, training=False)
-  return outputs["pooled_output"], outputs["sequence_output"]
-if sys.argv[4] == "xla":
-  call = tf.function(call, jit_compile=True)
-def run():
-  for t in call(inputs):
-    t.numpy()
-def pooled():
-  return call(inputs)[0].numpy()[0]
-info = {"xla": sys.argv[4] == "xla", "threads": "TensorFlow's default"}
-"""
-    + _SERVE_LOOP
-)
-
-_TFLITE_WORKER = (
-    _INPUTS
-    + r"""
-import tensorflow as tf
-threads = int(sys.argv[4])
-interpreter = tf.lite.Interpreter(model_path=sys.argv[1], num_threads=threads)
-runner = interpreter.get_signature_runner("serving_default")
-def run():
-  outputs = runner(**feed)
-  outputs["pooled_output"].sum(), outputs["sequence_output"].sum()
-def pooled():
-  return runner(**feed)["pooled_output"][0]
-info = {"threads": threads}
-"""
-    + _SERVE_LOOP
-)
-
 
 def _size_mb(path: str) -> float:
   if os.path.isfile(path):
@@ -112,9 +49,10 @@ def _size_mb(path: str) -> float:
   return total / 1e6
 
 
-def _worker(name, script, args):
+def _worker(name, module, args):
+  """`module` (of albert/benchmarks/workers) in a process of its own."""
   return turns.Worker(
-      name, [sys.executable, "-c", script] + [str(a) for a in args]
+      name, [sys.executable, "-m", module.__name__] + [str(a) for a in args]
   )
 
 
@@ -164,11 +102,11 @@ def measure(s: TfliteBenchmark) -> Dict:
       _progress("loading and warming up ...")
       for name, path in paths.items():
         if name.startswith("tflite"):
-          script, mode = _TFLITE_WORKER, threads
+          module, mode = tflite_interpreter, threads
         else:
-          script, mode = _SAVED_MODEL_WORKER, "xla" if "xla" in name else "tf"
+          module, mode = encoder_saved_model, "xla" if "xla" in name else "tf"
         workers.append(
-            _worker(name, script, [path, seq, config.vocab_size, mode])
+            _worker(name, module, [path, seq, config.vocab_size, mode])
         )
       sizes = {name: _size_mb(path) for name, path in paths.items()}
     _progress(f"timing {len(workers)} processes in turn ...")

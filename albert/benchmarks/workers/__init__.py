@@ -1,0 +1,19 @@
+"""The benchmark contestants' processes: `python -m
+albert.benchmarks.workers.NAME ARGS`, each building what it times, then
+answering in turns (`official.benchmark.turns`).
+
+  serve_loop           the warm-up and the turns protocol, for every worker
+  saved_model          the raw-text serving SavedModel (`serving`)
+  matmul_floor         that model's matrix products alone (`serving`)
+  onnx_encoder         our ONNX export on onnxruntime (`serving`)
+  torch_albert         transformers' AlbertModel (`serving`)
+  encoder_saved_model  the encoder SavedModel on token ids, with or without
+                       XLA (`tflite`)
+  tflite_interpreter   a TFLite flatbuffer on TensorFlow's interpreter
+                       (`tflite`)
+  token_ids            the token ids the `tflite` workers encode
+
+A worker imports the standard library, `serve_loop` and what it times, and
+nothing else of `albert` or `official`: the SavedModel's process holds
+TensorFlow and TF-Text only, as a serving process would.
+"""

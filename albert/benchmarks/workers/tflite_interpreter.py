@@ -1,0 +1,36 @@
+"""Worker: a TFLite flatbuffer of the encoder on TensorFlow's interpreter.
+
+  python -m albert.benchmarks.workers.tflite_interpreter PATH SEQ_LENGTH \
+      VOCAB_SIZE NUM_THREADS
+
+Runs PATH's "serving_default" signature on `token_ids.encoder_feed` with
+NUM_THREADS interpreter threads; info: "threads".
+"""
+
+import sys
+
+import tensorflow as tf
+
+from albert.benchmarks.workers import serve_loop
+from albert.benchmarks.workers import token_ids
+
+
+def main(argv):
+  path, seq, vocab, threads = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+  feed = token_ids.encoder_feed(seq, vocab)
+  interpreter = tf.lite.Interpreter(model_path=path, num_threads=threads)
+  runner = interpreter.get_signature_runner("serving_default")
+
+  def run():
+    outputs = runner(**feed)
+    outputs["pooled_output"].sum()
+    outputs["sequence_output"].sum()
+
+  def pooled():
+    return runner(**feed)["pooled_output"][0]
+
+  serve_loop.serve_calls(run, pooled, {"threads": threads})
+
+
+if __name__ == "__main__":
+  main(sys.argv)
