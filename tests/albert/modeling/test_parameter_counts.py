@@ -1,6 +1,8 @@
 """Parameter counts of the released sizes: docs/reference.md section 2."""
 
 import json
+import re
+import shlex
 
 import gin
 import pytest
@@ -104,6 +106,20 @@ def test_cli_json_and_table():
       check=True,
   ).stdout
   assert "sharing=none" in table and "attention (4 weight set(s))" in table
+
+
+@pytest.mark.slow
+def test_readme_summary_block_runs_as_written():
+  """README.md's model_summary block, run as written: the released
+  ALBERT-xxlarge v2's counts, as its prose says."""
+  with open(f"{REPO}/README.md", encoding="utf-8") as f:
+    blocks = re.findall(r"```sh\n(.*?)```", f.read(), re.S)
+  (block,) = [b for b in blocks if "tools/model_summary.py" in b]
+  python, *args = shlex.split(block)
+  assert python == ".venv/bin/python", block
+  data = json.loads(helpers.run(args, check=True).stdout)
+  assert data["backbone_params"] == RELEASED["xxlarge"][0] == 222_595_584
+  assert data["pretrainer_params"] == sum(RELEASED["xxlarge"]) == 223_158_450
 
 
 @pytest.mark.slow
