@@ -36,6 +36,7 @@ from albert.benchmarks.python_reader import python_documents_dataset
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.pipeline import create_pretraining_data
 from official.benchmark import cpu_info
+from official.core.host import available_cores
 from official.core.seekable_stream import POSITION
 from official.core.seekable_stream import StreamPosition
 
@@ -270,7 +271,7 @@ def format_report(report: Dict) -> str:
     )
   lines.append(
       f"documents reader: {report['speedup_vs_python_reader']:.2f}x the "
-      f"Python reader's examples/s on {cpu_info.available_cores()} cores "
+      f"Python reader's examples/s on {available_cores()} cores "
       f"(target >= 1.5x), {report['cores_busy']:.2f} cores busy"
   )
   return "\n".join(lines)

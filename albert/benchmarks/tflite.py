@@ -22,6 +22,7 @@ from albert.serving import tflite_export
 from albert.serving.hub_encoder_module import HubEncoderModule
 from official.benchmark import cpu_info
 from official.benchmark import turns
+from official.core.host import available_cores
 from official.errors import CommandError
 from official.errors import InputError
 
@@ -75,7 +76,7 @@ def measure(s: TfliteBenchmark) -> Dict:
     raise InputError(f"--repeats={s.repeats} must be at least 1")
   if s.num_threads < 0:
     raise InputError(f"--num_threads={s.num_threads} must be 0 or more")
-  threads = s.num_threads or cpu_info.available_cores()
+  threads = s.num_threads or available_cores()
   cpu = cpu_info.read()
   tf.random.set_seed(0)
   pretrainer = AlbertPretrainer(AlbertEncoder.from_config_object(config))

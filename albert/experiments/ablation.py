@@ -48,7 +48,7 @@ from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.pipeline import create_pretraining_data
 from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece
 from albert.text.tokenization import SentencePieceTokenizer
-from official.benchmark.cpu_info import available_cores
+from official.core.host import available_cores
 from official.errors import CommandError
 from official.errors import InputError
 from official.io import atomic_write

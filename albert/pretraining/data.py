@@ -36,7 +36,7 @@ from google.protobuf import message
 import tensorflow as tf
 
 from albert import features
-from official.benchmark.cpu_info import available_cores
+from official.core.host import available_cores
 from official.core.input_pipeline import resumable_batches
 from official.core.seekable_stream import StreamPosition
 from official.core.seekable_stream import seekable_stream

@@ -24,7 +24,7 @@ from albert.pretraining_data.block_generator import generate_block
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.staging import StagingDirectory
 from albert.text.tokenizers import TokenizerFile
-from official.benchmark.cpu_info import available_cores
+from official.core.host import available_cores
 
 _worker_state = {}
 

@@ -1,5 +1,4 @@
-"""The CPU a benchmark ran on, the reduced precisions it has natively, and
-how many of its cores this process may use.
+"""The CPU a benchmark ran on and the reduced precisions it has natively.
 
 bfloat16 matrix products run natively with AVX-512 BF16 or AMX-BF16; float16
 ones with AVX-512 FP16 or AMX-FP16. Without them frameworks emulate the type
@@ -11,14 +10,6 @@ import dataclasses
 import os
 import platform
 from typing import FrozenSet, Optional
-
-
-def available_cores() -> int:
-  """Logical CPUs this process may run on (its affinity mask on Linux)."""
-  try:
-    return len(os.sched_getaffinity(0))
-  except AttributeError:  # Not on Linux.
-    return os.cpu_count() or 1
 
 
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")

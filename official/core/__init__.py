@@ -19,4 +19,6 @@
   summaries          TensorBoard scalars, held until the first checkpoint
   export_base        ExportModule: serving modules without Keras' metadata
   progress           progress lines: counts, rate, ETA
+  host               the cores this process may use (worker pools, tf.data
+                     interleaves)
 """
