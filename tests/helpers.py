@@ -2,13 +2,15 @@
 command-line runs in a fresh process."""
 
 import fcntl
+import functools
+import json
 import os
 import pathlib
 import shutil
 import socket
 import subprocess
 import sys
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from albert.modeling.config import AlbertConfig
 from tests import zygote
@@ -144,6 +146,42 @@ def assert_one_line(run, program, *expected):
   for text in expected:
     assert text in ours[0], ours[0]
   return ours[0]
+
+
+class ProgramFlags(NamedTuple):
+  """The flags of one albert/cli program, by name."""
+
+  names: frozenset  # every flag it accepts, absl's and TensorFlow's included
+  booleans: frozenset  # those of `names` that take --noNAME
+  own: frozenset  # those the package defines: the program's and albert's
+
+
+@functools.lru_cache(maxsize=None)
+def program_flags(program: str) -> ProgramFlags:
+  """The flags of albert/cli/PROGRAM.py, listed by a fresh process (the
+  programs define flags of the same names, so one process holds one), once
+  per test process."""
+  script = f"""
+import json
+from absl import flags
+import albert.cli.{program}
+defined = flags.FLAGS.flags_by_module_dict()
+names, booleans, own = [], [], []
+for module, module_flags in defined.items():
+  if module.startswith("albert.cli.") and module != "albert.cli.{program}":
+    continue
+  for flag in module_flags:
+    names.append(flag.name)
+    if flag.boolean:
+      booleans.append(flag.name)
+    if module.startswith(("albert.", "official.")):
+      own.append(flag.name)
+print(json.dumps([names, booleans, own]))
+"""
+  done = run(["-c", script], timeout=300)
+  assert done.returncode == 0, done.stderr[-2000:]
+  lists = json.loads(done.stdout.strip().splitlines()[-1])
+  return ProgramFlags(*map(frozenset, lists))
 
 
 def made_once(tmp_path_factory, name: str, make) -> pathlib.Path:

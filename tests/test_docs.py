@@ -14,8 +14,6 @@ words for what a test cannot have. A new block without one fails.
 docs/reference.md is left out: its commands are the original release's.
 """
 
-import functools
-import json
 import os
 import re
 import shlex
@@ -192,32 +190,8 @@ def _program(argv):
   return None
 
 
-@functools.lru_cache(maxsize=None)
-def _flags(program):
-  """(names of the flags `program` accepts, its boolean ones)."""
-  script = f"""
-import json
-from absl import flags
-import albert.cli.{program}
-defined = flags.FLAGS.flags_by_module_dict()
-names, booleans = [], []
-for module, module_flags in defined.items():
-  if module.startswith("albert.cli.") and module != "albert.cli.{program}":
-    continue
-  for flag in module_flags:
-    names.append(flag.name)
-    if flag.boolean:
-      booleans.append(flag.name)
-print(json.dumps([names, booleans]))
-"""
-  run = helpers.run(["-c", script], timeout=300)
-  assert run.returncode == 0, run.stderr[-2000:]
-  names, booleans = json.loads(run.stdout.strip().splitlines()[-1])
-  return set(names), set(booleans)
-
-
 def _unknown_flags(argv, program):
-  names, booleans = _flags(program)
+  names, booleans, _ = helpers.program_flags(program)
   unknown = []
   for token in argv:
     if not token.startswith("--"):
