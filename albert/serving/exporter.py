@@ -40,9 +40,38 @@ def export(
     do_lower_case: bool = True,
     top_k: int = 5,
 ) -> None:
-  """Writes the three SavedModels into `export_dir` (atomically); text is
+  r"""Writes the three SavedModels into `export_dir` (atomically); text is
   tokenized with the SentencePiece model, else with the WordPiece vocab.txt
-  (as the original chooses)."""
+  (as the original chooses).
+
+  Example (a tiny untrained model and a WordPiece vocab.txt; `python -m
+  albert.run_export` exports a model directory's checkpoint the same way):
+
+  >>> import os, tempfile
+  >>> import tensorflow as tf
+  >>> from albert.modeling.config import AlbertConfig
+  >>> from albert.modeling.pretrainer import AlbertPretrainer
+  >>> from albert.serving import exporter
+  >>> work = tempfile.mkdtemp()
+  >>> vocab = os.path.join(work, "vocab.txt")
+  >>> with open(vocab, "w") as f:
+  ...   _ = f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+  ...                          "it", "opens", "the", "file", "."]))
+  >>> config = AlbertConfig(vocab_size=10, embedding_size=8, hidden_size=16,
+  ...                       num_layers=2, num_heads=2, intermediate_size=32)
+  >>> export_dir = os.path.join(work, "export")
+  >>> exporter.export(AlbertPretrainer.from_config_object(config),
+  ...                 vocab_file=vocab, export_dir=export_dir, seq_length=12)
+  >>> sorted(os.listdir(export_dir))
+  ['encoder', 'preprocessing', 'serving']
+  >>> serving = tf.saved_model.load(os.path.join(export_dir, "serving"))
+  >>> outputs = serving.signatures["serving_default"](
+  ...     text=tf.constant(["It opens the file."]))
+  >>> outputs["pooled_output"].shape, outputs["sequence_output"].shape
+  (TensorShape([1, 16]), TensorShape([1, 12, 16]))
+  >>> outputs["input_mask"].numpy()  # [CLS] it opens the file . [SEP], padding
+  array([[1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0]], dtype=int32)
+  """
   if files.exists(export_dir):
     raise ValueError(
         f"export_dir {export_dir} exists: choose a new one or remove it"

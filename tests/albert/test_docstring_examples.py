@@ -9,11 +9,12 @@ from albert import model_dir
 from albert.modeling import classifier
 from albert.modeling import encoder
 from albert.modeling import pretrainer
+from albert.serving import exporter
 
 
 @pytest.mark.parametrize(
     "module",
-    [encoder, pretrainer, classifier, model_dir],
+    [encoder, pretrainer, classifier, model_dir, exporter],
     ids=lambda m: m.__name__,
 )
 def test_docstring_examples_run(module):
