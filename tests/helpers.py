@@ -149,7 +149,8 @@ def assert_one_line(run, program, *expected):
 
 
 class ProgramFlags(NamedTuple):
-  """The flags of one albert/cli program, by name."""
+  """The flags of one program (of albert/cli or albert/experiments), by
+  name."""
 
   names: frozenset  # every flag it accepts, absl's and TensorFlow's included
   booleans: frozenset  # those of `names` that take --noNAME
@@ -157,18 +158,18 @@ class ProgramFlags(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def program_flags(program: str) -> ProgramFlags:
-  """The flags of albert/cli/PROGRAM.py, listed by a fresh process (the
-  programs define flags of the same names, so one process holds one), once
-  per test process."""
+def program_flags(program: str, package: str = "albert.cli") -> ProgramFlags:
+  """The flags of PACKAGE.PROGRAM (albert/cli/PROGRAM.py, or a driver of
+  albert/experiments), listed by a fresh process (the programs define flags
+  of the same names, so one process holds one), once per test process."""
   script = f"""
 import json
 from absl import flags
-import albert.cli.{program}
+import {package}.{program}
 defined = flags.FLAGS.flags_by_module_dict()
 names, booleans, own = [], [], []
 for module, module_flags in defined.items():
-  if module.startswith("albert.cli.") and module != "albert.cli.{program}":
+  if module.startswith("{package}.") and module != "{package}.{program}":
     continue
   for flag in module_flags:
     names.append(flag.name)

@@ -175,23 +175,27 @@ def _joined(block, start):
 
 
 def _program(argv):
-  """The albert.cli module a command runs, or None."""
+  """The module a command runs (albert.cli.NAME, or albert.experiments.NAME
+  for an experiment's driver), or None."""
   scripts = dict(_SCRIPTS.findall(_text("pyproject.toml")))
   for i, token in enumerate(argv):
     match = re.fullmatch(r"(?:\./)?tools/([a-z_]+)\.py", token)
     if match:
-      return match.group(1)
+      return f"albert.cli.{match.group(1)}"
     if token == "-m" and i + 1 < len(argv):
       module = argv[i + 1]
+      if module.startswith("albert.experiments."):
+        return module
       if module.startswith("albert."):
-        return module.rsplit(".", 1)[-1]
+        return f"albert.cli.{module.rsplit('.', 1)[-1]}"
     if token in scripts and i == 0:
-      return scripts[token]
+      return f"albert.cli.{scripts[token]}"
   return None
 
 
 def _unknown_flags(argv, program):
-  names, booleans, _ = helpers.program_flags(program)
+  package, _, name = program.rpartition(".")
+  names, booleans, _ = helpers.program_flags(name, package)
   unknown = []
   for token in argv:
     if not token.startswith("--"):
@@ -205,13 +209,13 @@ def _unknown_flags(argv, program):
 
 @pytest.mark.parametrize("doc", DOCS)
 def test_commands_pass_only_flags_their_program_defines(doc):
-  programs = set(os.listdir(os.path.join(helpers.REPO, "albert", "cli")))
   wrong = []
   for line, argv in _shell_commands(doc):
     program = _program(argv)
     if program is None:
       continue
-    if f"{program}.py" not in programs:
+    path = os.path.join(helpers.REPO, *program.split(".")) + ".py"
+    if not os.path.isfile(path):
       wrong.append(f"{doc}:{line}: no program {program}")
       continue
     wrong += [

@@ -19,6 +19,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
+from albert.experiments import synthetic_squad
 from albert.finetuning import training as finetuning
 from albert.pretraining.task import PretrainTask
 from official.core.trainer import Trainer
@@ -27,7 +28,6 @@ from official.distribute.replicated import Replicated
 from official.distribute.strategy import make_strategy
 from official.optimization.optimizer_config import OptimizerConfig
 from tests.albert.synthetic_records import write_records
-from tests.albert.finetuning.squad import test_task as squad
 from tests.albert.finetuning.finetune_helpers import TINY_GIN
 from tests.albert.finetuning.glue.test_task import write_sst2
 from tests.albert.finetuning.race.test_task import write_race
@@ -101,13 +101,12 @@ def data(tmp_path_factory, tokenizer, corpus_path, spm_model):
   )
   write_race(str(root / "race"), sizes=(("train", 8), ("dev", 4)))
   rng = random.Random(7)
-  words = squad._single_piece_words(tokenizer, 20 + squad.MARKERS)
-  markers, words = words[: squad.MARKERS], words[squad.MARKERS :]
+  markers, words = synthetic_squad.markers_and_words(tokenizer, 20)
   for version in ("1.1", "2.0"):
     folder = root / f"squad_v{version[0]}"
     folder.mkdir()
     for split, n in (("train", 12), ("dev", 5)):
-      squad._write_squad(
+      synthetic_squad.write_squad(
           folder / f"{split}-v{version}.json", rng, words, markers, n, version
       )
   return {

@@ -218,17 +218,16 @@ print(json.dumps(report))
 def test_prediction_on_two_replicas_equals_one_device(
     tmp_path, spm_model, tokenizer
 ):
-  from tests.albert.finetuning.squad import test_task as squad
+  from albert.experiments import synthetic_squad
 
   glue = str(tmp_path / "glue")
   write_sst2(glue, n_train=8, n_dev=9, n_test=5)
   squad_dir = tmp_path / "squad"
   squad_dir.mkdir()
   rng = random.Random(7)
-  words = squad._single_piece_words(tokenizer, 20 + squad.MARKERS)
-  markers, words = words[: squad.MARKERS], words[squad.MARKERS :]
+  markers, words = synthetic_squad.markers_and_words(tokenizer, 20)
   for split, n in (("train", 4), ("dev", 11)):
-    squad._write_squad(
+    synthetic_squad.write_squad(
         squad_dir / f"{split}-v1.1.json", rng, words, markers, n, "1.1"
     )
   tiny = helpers.TINY_GIN + [

@@ -1,13 +1,13 @@
 r"""Measures the SQuAD v1.1 head with and without its context mask.
 
-The synthetic SQuAD of `squad/test_task.py` (1,200 training and 120 dev
+The synthetic SQuAD of `synthetic_squad` (1,200 training and 120 dev
 questions, a tiny ALBERT from scratch, seq_length 32, 1,000 steps), trained
 once per seed with `SquadTask.context_mask` True (ours) and False (the
 original `create_v1_model`'s unmasked head); prints dev exact match and F1 of
 each run and writes them as JSON. docs/experiments.md, "SQuAD v1.1 context
 mask", reports a run of:
 
-  .venv/bin/python -m tests.albert.finetuning.measure_squad_context_mask \
+  .venv/bin/python -m albert.experiments.squad_context_mask \
       --work_dir=/tmp/squad_mask --seeds=1,2
 """
 
@@ -19,13 +19,15 @@ from absl import app
 from absl import flags
 import gin
 
+from albert.experiments import synthetic_squad
 from albert.finetuning import training as finetuning
 from albert.pretraining_data import sample_corpus
 from albert.pretraining_data.sentencepiece_trainer import train_sentencepiece
 from albert.text.tokenization import SentencePieceTokenizer
-from tests.albert.finetuning.squad import test_task as synthetic
-from tests.conftest import SAMPLE_BYTES
-from tests.conftest import VOCAB_SIZE
+
+# The test suite's sample corpus and SentencePiece model (tests/conftest.py).
+SAMPLE_BYTES = 400_000
+VOCAB_SIZE = 2000
 
 WORK_DIR = flags.DEFINE_string("work_dir", None, "Where runs go.")
 SEEDS = flags.DEFINE_list("seeds", ["1", "2"], "Seeds (TrainerConfig.seed).")
@@ -48,11 +50,10 @@ def main(argv):
     )
   tokenizer = SentencePieceTokenizer.from_file(spm, lower=True)
   rng = random.Random(7)
-  words = synthetic._single_piece_words(tokenizer, 40 + synthetic.MARKERS)
-  markers, words = words[: synthetic.MARKERS], words[synthetic.MARKERS :]
+  markers, words = synthetic_squad.markers_and_words(tokenizer, 40)
   data_dir = os.path.join(work, "data")
   os.makedirs(data_dir, exist_ok=True)
-  synthetic._write_squad(
+  synthetic_squad.write_squad(
       os.path.join(data_dir, "train-v1.1.json"),
       rng,
       words,
@@ -60,7 +61,7 @@ def main(argv):
       1200,
       "1.1",
   )
-  synthetic._write_squad(
+  synthetic_squad.write_squad(
       os.path.join(data_dir, "dev-v1.1.json"), rng, words, markers, 120, "1.1"
   )
   results = {}
@@ -72,7 +73,7 @@ def main(argv):
           mode="train_and_eval",
           model_dir=os.path.join(work, name),
           gin_file=["gin/finetune/squad_v1.gin"],
-          gin_param=synthetic._gin_params("1.1", STEPS.value)
+          gin_param=synthetic_squad.gin_params("1.1", STEPS.value)
           + [
               f"SquadTask.context_mask = {mask}",
               f"TrainerConfig.seed = {seed}",

@@ -9,7 +9,7 @@ figures compare. `TrainerConfig.seed` and `PretrainTask.seed` are the seed.
 docs/experiments.md, "Dynamic masking", reports a run of:
 
   make demo   # makes demo_out/ (text, SentencePiece model, examples)
-  .venv/bin/python -m tests.albert.pretraining_data.measure_dynamic_masking \
+  .venv/bin/python -m albert.experiments.dynamic_masking \
       --demo_dir=demo_out --work_dir=/tmp/dynamic --seeds=1,2,3
 """
 
