@@ -14,6 +14,7 @@ from typing import Dict, Sequence
 from absl import logging
 
 from albert.finetuning import training as finetuning
+from albert.finetuning import task_state
 from official.core import best_checkpoint
 from official.distribute import strategy as strategy_lib
 from official.io import atomic_write
@@ -62,7 +63,7 @@ def run_seeds(
   results = {}
   for number, seed in enumerate(seeds, 1):
     directory = finetuning.seed_dir(model_dir, seed)
-    done = finetuning.read_eval_results(directory)
+    done = task_state.read_eval_results(directory)
     if done is not None:
       results[seed] = done
       logging.info("Seed %d: already evaluated (%s)", seed, directory)

@@ -16,6 +16,7 @@ from albert.checkpoint_conversion import model_garden
 from albert.checkpoint_conversion import model_io
 from albert.checkpoint_conversion import original
 from albert.checkpoint_conversion.errors import ConversionError
+from albert.finetuning import task_state
 from albert.finetuning import training as finetuning
 from albert import model_dir as model_dir_lib
 from official.core import checkpoints
@@ -166,7 +167,7 @@ def _finetuned_in(source, checkpoint, output_dir, albert_config, recipe):
   else:
     config = huggingface.read_config(checkpoint)
   task = finetuning.build_task(model_config=config, **recipe)
-  task.require_model_facts(output_dir)
+  task.use_state(task_state.TaskState(output_dir, for_model=True))
   model = task.build_model()
   step = 0
   if source == "original":
@@ -182,5 +183,5 @@ def _finetuned_in(source, checkpoint, output_dir, albert_config, recipe):
       model,
       step=step,
       model_config=task.model_config_dict(),
-      files=task.model_dir_files(),
+      files=task_state.files_of(task),
   )

@@ -6,6 +6,8 @@ albert.run_finetuning` runs, and its tasks, one package per family.
 Shared by every family:
   finetune_task            FinetuneTask: tokenizer, cached features, prediction
   feature_cache            converted training features, kept between runs
+  task_state               TaskState: what MODEL_DIR knows besides the weights
+                           (labels.json, eval_results.json), for use_state
   classification_task      ClassificationTask: cross-entropy or squared error
   sentence_classification  SentenceClassificationTask (the original
                            run_classifier.py features and serving), GLUE's and

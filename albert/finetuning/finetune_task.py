@@ -36,6 +36,7 @@ from albert.text import tokenizers
 from albert.text.tokenizers import Tokenizer
 from albert.finetuning import feature_cache
 from albert.finetuning.packing import pack_segments
+from albert.finetuning.task_state import TaskState
 from official.core.task import Task
 from official.distribute.replicated import Replicated
 from official.io import files
@@ -190,24 +191,18 @@ class FinetuneTask(Task, abc.ABC):
   def serving_module(self, model, preprocessor: Preprocessor) -> tf.Module:
     """A module with `signatures()` answering raw-text requests."""
 
-  def model_dir_files(self) -> Dict[str, str]:
-    """Files (name -> text) written into MODEL_DIR with the first checkpoint,
-    beside model_config.json: what eval, predict and export need to know
-    besides the weights (e.g. the label set of own data)."""
-    return {}
+  def saved_facts(self) -> Optional[Dict[str, Any]]:
+    """What eval, predict and export need to know besides the weights, kept
+    in MODEL_DIR/labels.json with the first checkpoint (e.g. own data's
+    label set); None: the task keeps none (its recipe fixes its model)."""
+    return None
 
-  def use_model_dir(self, model_dir: str) -> None:
-    """Reads back what `model_dir_files` wrote, when MODEL_DIR has it."""
-    del model_dir  # nothing to read by default
-
-  def require_model_facts(self, model_dir: str) -> None:
-    """Before a model is built without training (eval, predict, export):
-    fails in one line if something the model's shape depends on is unknown."""
-    del model_dir  # a fixed task knows its model
-
-  def use_eval_results(self, results: Dict[str, float]) -> None:
-    """Takes what an earlier `evaluate` chose (e.g. a threshold) for export."""
-    del results  # nothing to take by default
+  def use_state(self, state: TaskState) -> None:
+    """Takes what MODEL_DIR knows (`task_state.TaskState`): the saved facts,
+    the dev evaluation's choices (a threshold, for predictions and export),
+    and, before a model is built without training, fails in one line if
+    something the model's shape depends on is unknown."""
+    del state  # a fixed task knows its model and chooses nothing on dev
 
   # --- Provided ---------------------------------------------------------------
 

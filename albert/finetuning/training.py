@@ -18,7 +18,10 @@ from albert import configs
 from albert import model_dir as model_dir_lib
 from albert.serving import onnx_export
 from official.core import best_checkpoint
+from albert.finetuning import task_state
 from albert.finetuning.finetune_task import FinetuneTask
+from albert.finetuning.task_state import TaskState
+from albert.finetuning.task_state import write_eval_results
 # The task classes recipes select (gin knows a configurable once imported).
 from albert.finetuning.glue.task import GlueTask  # noqa: F401
 from albert.finetuning.race.task import RaceTask  # noqa: F401
@@ -37,7 +40,6 @@ from official.optimization.optimizer_config import OptimizerConfig
 
 DEFAULT_GIN = "gin/finetune/finetune.gin"
 MODES = ("train", "train_and_eval", "eval", "predict", "export")
-EVAL_RESULTS_FILE = "eval_results.json"
 SEEDS_FILE = "seeds.json"
 
 
@@ -160,7 +162,7 @@ def train(
   # trained its first steps: a refused run leaves model_dir as it was.
   config_files = {
       model_dir_lib.GIN_FILE: gin.operative_config_str(),
-      **task.model_dir_files(),
+      **task_state.files_of(task),
   }
   logging.info(
       "Fine-tuning %s: %d steps of %d features (%d training "
@@ -203,14 +205,12 @@ def trained_model(
   `checkpoint`, the prefix read). With `dev_choices`, the task also takes
   what the dev evaluation chose (a null threshold, label thresholds), as
   prediction and every export do."""
-  task.require_model_facts(model_dir)
+  task.use_state(
+      TaskState.of(model_dir, dev_choices=dev_choices, for_model=True)
+  )
   with (strategy or tf.distribute.get_strategy()).scope():
     model = task.build_model()
-  path = restore_model(model, model_dir, checkpoint)
-  chosen = read_eval_results(model_dir) if dev_choices else None
-  if chosen is not None:
-    task.use_eval_results(chosen)
-  return model, path
+  return model, restore_model(model, model_dir, checkpoint)
 
 
 def load_trained(
@@ -237,7 +237,6 @@ def load_trained(
   """
   model_dir = best_seed_dir(model_dir)
   task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
-  task.use_model_dir(model_dir)
   model, path = trained_model(task, model_dir, checkpoint, dev_choices=True)
   return task, model, path
 
@@ -275,20 +274,6 @@ def evaluate_checkpoints(
       **per_checkpoint[best],
       "best_checkpoint_step": float(checkpoints.step_of(best)),
   }
-
-
-def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:
-  path = os.path.join(model_dir, EVAL_RESULTS_FILE)
-  atomic_write.write_atomic(path, json.dumps(results, indent=2, sort_keys=True))
-  return path
-
-
-def read_eval_results(model_dir: str) -> Optional[Dict[str, float]]:
-  """MODEL_DIR/eval_results.json, None when the run wrote none."""
-  path = os.path.join(model_dir, EVAL_RESULTS_FILE)
-  if not files.exists(path):
-    return None
-  return json.loads(files.read_text(path))
 
 
 def export(
@@ -343,7 +328,7 @@ def run(
   elif mode == "export":
     strategy = None
   runner = Replicated(strategy, TrainerConfig().jit_compile)
-  task.use_model_dir(model_dir)
+  task.use_state(TaskState.of(model_dir))
   if mode == "eval" and checkpoint == "all":
     results = evaluate_checkpoints(task, model_dir, runner)
     logging.info("Eval results: %s", write_eval_results(model_dir, results))

@@ -6,6 +6,5 @@
   conll                 CoNLL-style tagged sentences
   token_classification  TokenClassificationTask and its serving module
   entity_metrics        entity-level precision, recall and F1
-  labels_file           the label list written beside a model
   sample_data           a small labelled data set to try the commands on
 """

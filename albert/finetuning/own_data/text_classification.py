@@ -14,13 +14,13 @@ without the training file, and a resumed run with other labels is refused.
 import csv
 import json
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gin
 import numpy as np
 
 from albert.finetuning import classification_metrics
-from albert.finetuning.own_data import labels_file
+from albert.finetuning.task_state import TaskState
 from albert.finetuning.own_data import reader as own_data
 from albert.finetuning.sentence_classification import SentenceClassificationTask
 from official.errors import InputError
@@ -112,28 +112,28 @@ class OwnDataTask(SentenceClassificationTask):
 
   # --- MODEL_DIR/labels.json --------------------------------------------------
 
-  def model_dir_files(self) -> Dict[str, str]:
-    return labels_file.contents(
-        self.name,
+  def saved_facts(self) -> Dict[str, Any]:
+    return dict(
         labels=None if self.is_regression else list(self.labels),
         text_pair=bool(self.pair),
     )
 
-  def use_model_dir(self, model_dir: str) -> None:
-    found = labels_file.read(model_dir, self.name)
-    if found is None:
-      return
-    path, saved = found
-    self.pair = bool(saved.get("text_pair"))
-    if not self.is_regression:
-      self._use_saved_labels(path, tuple(saved.get("labels") or ()))
+  def use_state(self, state: TaskState) -> None:
+    """The label set and whether inputs are pairs, from MODEL_DIR/labels.json
+    (or, before building a model without training, the training file)."""
+    found = state.read_facts(self.name)
+    if found is not None:
+      path, saved = found
+      self.pair = bool(saved.get("text_pair"))
+      if not self.is_regression:
+        self._use_saved_labels(path, tuple(saved.get("labels") or ()))
+    if state.for_model:
+      self._require_model_facts(state)
 
   def _use_saved_labels(self, path, labels) -> None:
     del path, labels
 
-  def require_model_facts(self, model_dir: str) -> None:
-    """Before building a model without training: the label set and whether
-    inputs are pairs come from MODEL_DIR/labels.json or the training file."""
+  def _require_model_facts(self, state: TaskState) -> None:
     if self.pair is None or (not self.is_regression and self.labels is None):
       if self.data_dir and own_data.find_split_file(
           self.data_dir, self.train_split
@@ -142,7 +142,7 @@ class OwnDataTask(SentenceClassificationTask):
       else:
         raise InputError(
             f"{self.name}: "
-            f"{os.path.join(model_dir, labels_file.LABELS_FILE)} is missing "
+            f"{state.facts_path} is missing "
             "and there is no training file in --data_dir to take the labels "
             "from; point --model_dir at a directory this task trained"
         )

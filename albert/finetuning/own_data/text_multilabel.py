@@ -38,6 +38,7 @@ import tf_keras
 from albert.finetuning import multilabel_metrics
 from albert.finetuning.own_data import text_classification
 from albert.finetuning.sentence_classification import text_signature
+from albert.finetuning.task_state import TaskState
 from official.errors import InputError
 from official.core import export_base
 
@@ -202,8 +203,12 @@ class TextMultiLabelTask(text_classification.TextClassificationTask):
     self.thresholds = tuned
     return metrics
 
-  def use_eval_results(self, results: Dict[str, float]) -> None:
-    """The per-label thresholds of the best checkpoint's evaluation."""
+  def use_state(self, state: TaskState) -> None:
+    """Also the per-label thresholds of the best checkpoint's evaluation."""
+    super().use_state(state)
+    results = state.dev_choices
+    if results is None:
+      return
     split = self.eval_splits[0]
     found = [results.get(f"{split}/{THRESHOLD_KEY}{n}") for n in self.labels]
     if all(t is not None for t in found):

@@ -15,7 +15,7 @@ accuracy over words. The tag set is saved in MODEL_DIR/labels.json.
 
 import os
 import re
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from absl import logging
 import gin
@@ -27,7 +27,7 @@ import tf_keras
 from albert.serving.preprocessor import Preprocessor
 from albert.finetuning.own_data import conll as conll_data
 from albert.finetuning.own_data import entity_metrics
-from albert.finetuning.own_data import labels_file
+from albert.finetuning.task_state import TaskState
 from albert.modeling.token_classifier import AlbertTokenClassifier
 from albert.finetuning.finetune_task import FinetuneTask
 from albert.finetuning.packing import packed_input_spec
@@ -255,14 +255,19 @@ class TokenClassificationTask(FinetuneTask):
 
   # --- MODEL_DIR/labels.json --------------------------------------------------
 
-  def model_dir_files(self) -> Dict[str, str]:
-    return labels_file.contents(self.name, labels=list(self.labels))
+  def saved_facts(self) -> Dict[str, Any]:
+    return dict(labels=list(self.labels))
 
-  def use_model_dir(self, model_dir: str) -> None:
-    found = labels_file.read(model_dir, self.name)
-    if found is None:
-      return
-    path, saved = found
+  def use_state(self, state: TaskState) -> None:
+    """The tag set, from MODEL_DIR/labels.json (or, before building a model
+    without training, the training file)."""
+    found = state.read_facts(self.name)
+    if found is not None:
+      self._use_saved_labels(*found)
+    if state.for_model:
+      self._require_model_facts(state)
+
+  def _use_saved_labels(self, path, saved) -> None:
     labels = tuple(saved.get("labels") or ())
     if not labels:
       raise InputError(f"{path}: no labels; retrain or restore the file")
@@ -274,7 +279,7 @@ class TokenClassificationTask(FinetuneTask):
     self._saved_labels = labels
     self.labels = labels
 
-  def require_model_facts(self, model_dir: str) -> None:
+  def _require_model_facts(self, state: TaskState) -> None:
     if self.labels is not None:
       return
     if self.data_dir and conll_data.find_split_file(
@@ -284,7 +289,7 @@ class TokenClassificationTask(FinetuneTask):
       return
     raise InputError(
         f"{self.name}: "
-        f"{os.path.join(model_dir, labels_file.LABELS_FILE)} is missing and "
+        f"{state.facts_path} is missing and "
         "there is no training file in --data_dir to take the tags from; point "
         "--model_dir at a directory this task trained"
     )

@@ -27,6 +27,7 @@ from albert.finetuning.finetune_task import FinetuneTask
 from albert.finetuning.squad.features import SquadFeaturizer
 from albert.modeling.squad import VERSIONS, AlbertSquadModel
 from albert.finetuning.squad.serving import SquadServingModule
+from albert.finetuning.task_state import TaskState
 
 _WINDOW_KEYS = (
     "input_word_ids",
@@ -107,9 +108,9 @@ class SquadTask(FinetuneTask):
         else 0.0
     )
 
-  def use_eval_results(self, results):
+  def use_state(self, state: TaskState) -> None:
     """Serving takes the dev-chosen null threshold of an earlier evaluation."""
-    found = results.get("dev/null_threshold")
+    found = (state.dev_choices or {}).get("dev/null_threshold")
     if self.null_score_diff_threshold is None and found is not None:
       self.serving_threshold = float(found)
 

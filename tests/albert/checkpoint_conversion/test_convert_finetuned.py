@@ -215,6 +215,7 @@ def test_command_line_with_a_recipe(tmp_path, fmt):
   # An MNLI model directory of ours -> transformers or keras-hub -> ours
   # again, by the command, with the task's recipe; the weights come back.
   from albert.finetuning import training as finetuning
+  from albert.finetuning import task_state
 
   gin_params = TINY_GIN + ["GlueTask.seq_length = 64"]
   params = [f"--gin_param={p}" for p in gin_params]
@@ -229,7 +230,7 @@ def test_command_line_with_a_recipe(tmp_path, fmt):
       model,
       step=7,
       model_config=task.model_config_dict(),
-      files=task.model_dir_files(),
+      files=task_state.files_of(task),
   )
   common = ["--gin_file=gin/finetune/mnli.gin", *params]
   run = helpers.run(

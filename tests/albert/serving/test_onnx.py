@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from albert.finetuning import training as finetuning
+from albert.finetuning import task_state
 from albert.checkpoint_conversion import model_io
 from albert.modeling.classifier import AlbertClassifier
 from albert.modeling.encoder import AlbertEncoder
@@ -175,7 +176,7 @@ def test_fine_tuning_export_onnx(tmp_path):
       model,
       step=3,
       model_config=task.model_config_dict(),
-      files=task.model_dir_files(),
+      files=task_state.files_of(task),
   )
   export_dir = tmp_path / "onnx"
   finetuning.run(

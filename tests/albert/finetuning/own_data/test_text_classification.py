@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from albert.finetuning import training as finetuning
+from albert.finetuning import task_state
 from albert import seeds
 from albert.finetuning import classification_metrics
 from albert.finetuning.own_data import reader as own_data
@@ -259,7 +260,7 @@ def _assert_tflite_agrees(tmp_path, gin_file, common, export_dir):
       data_dir=common["data_dir"],
       spm_model_file=common["spm_model_file"],
   )
-  task.use_model_dir(common["model_dir"])
+  task.use_state(task_state.TaskState(common["model_dir"]))
   features = list(task.featurize(task.read_examples("dev"), training=False))
   assert len(features) == 120
   records = [
