@@ -66,16 +66,6 @@ class Document:
     np.cumsum(lengths, out=offsets[1:])
     return cls(np.asarray(tokens, dtype=np.int32), offsets)
 
-  @classmethod
-  def from_segments(cls, segments: Sequence[Sequence[int]]) -> "Document":
-    lengths = [len(s) for s in segments]
-    offsets = np.zeros(len(segments) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    tokens = np.fromiter(
-        (t for s in segments for t in s), dtype=np.int32, count=int(offsets[-1])
-    )
-    return cls(tokens, offsets)
-
 
 class RandomDocuments(Protocol):
   """Where a random B comes from (see document_pool.DocumentPool)."""

@@ -55,13 +55,6 @@ def read_frames(f: BinaryIO) -> Iterator[bytes]:
     yield data
 
 
-def read_records(path: str) -> Iterator[bytes]:
-  """Yields the records of a TFRecord file (gzip if it says so)."""
-  opener = gzip.open if is_gzip(path) else open
-  with opener(path, "rb") as f:
-    yield from read_frames(f)
-
-
 def is_gzip(
     path: str, opener: Optional[Callable[[str], BinaryIO]] = None
 ) -> bool:

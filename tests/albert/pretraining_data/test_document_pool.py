@@ -14,15 +14,15 @@ from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import document_key
 from albert.pretraining_data.document_pool import DocumentPool
 from albert.pretraining_data.document_pool import sample_block
-from albert.pretraining_data.instances import Document
 from official.errors import InputError
+from tests.albert.pretraining_data.segments import document_from_segments
 
 MARKERS = ["apple", "river", "stone", "cloud"]
 
 
 def _docs(n, base=0):
   return [
-      Document.from_segments([[base + d, base + d + 1], [base + d + 2]])
+      document_from_segments([[base + d, base + d + 1], [base + d + 2]])
       for d in range(n)
   ]
 

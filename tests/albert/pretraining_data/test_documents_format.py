@@ -8,10 +8,10 @@ import pytest
 from albert.pretraining_data import documents_format
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import DocumentPool
-from albert.pretraining_data.instances import Document
 from albert.pretraining_data.pipeline import create_pretraining_data
 from official.errors import InputError
 from tests import helpers
+from tests.albert.pretraining_data.segments import document_from_segments
 
 
 def _parse(pattern):
@@ -80,7 +80,7 @@ def test_vocabulary_entry_round_trips(tokenizer, documents_data):
 def test_the_record_parses_as_written():
   import tensorflow as tf
 
-  document = Document.from_segments([[5, 6, 7], [8], [9, 300000]])
+  document = document_from_segments([[5, 6, 7], [8], [9, 300000]])
   record = documents_format.serialize_document(document, (3 << 32) | 7)
   example = tf.train.Example.FromString(record)
   feature = example.features.feature

@@ -16,11 +16,11 @@ from albert.modeling.config import AlbertConfig
 from albert.pretraining_data import documents_format
 from albert.pretraining_data.data_config import PretrainingDataConfig
 from albert.pretraining_data.document_pool import DocumentPool
-from albert.pretraining_data.instances import Document
 from albert.pretraining_data.pipeline import create_pretraining_data
 from albert.finetuning import feature_cache
 from official.errors import InputError
 from official.io.tfrecord import TFRecordWriter
+from tests.albert.pretraining_data.segments import document_from_segments
 from tests.albert.synthetic_records import write_records
 from tests.conftest import VOCAB_SIZE
 from official.core.seekable_stream import POSITION
@@ -209,7 +209,7 @@ def test_a_short_document_stops_the_reader_in_one_line(docs, tmp_path):
   with open(short / "docs-00000-of-00001.tfrecord", "wb") as f:
     writer = TFRecordWriter(f, False)
     writer.write(
-        documents_format.serialize_document(Document.from_segments([[7]]), 42)
+        documents_format.serialize_document(document_from_segments([[7]]), 42)
     )
     writer.close()
   task = _task(str(short / "docs-*"), sentence_task="none")

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from albert.pretraining_data.data_config import PretrainingDataConfig
-from albert.pretraining_data.instances import Document
 from albert.pretraining_data.instances import InstanceBuilder
 from albert.pretraining_data.instances import truncate_pair
+from tests.albert.pretraining_data.segments import document_from_segments
 
 
 def _instances(documents, tokenizer, passes=1, **overrides):
@@ -118,8 +118,8 @@ def test_single_segment_documents_are_split_for_sop(tokenizer):
       dtype=np.int32,
   )
   documents = [
-      Document.from_segments([sentence]),
-      Document.from_segments([sentence[:1]]),
+      document_from_segments([sentence]),
+      document_from_segments([sentence[:1]]),
   ]  # One token: no pair.
   config = PretrainingDataConfig(max_seq_length=128, single_segment="split")
   builder = InstanceBuilder(config, tokenizer.is_word_start)
@@ -144,7 +144,7 @@ def test_single_segments_take_a_random_document_as_the_original(tokenizer):
   # of several segments are SOP pairs, swapped half the time.
   one = np.arange(10, 30, dtype=np.int32)
   other = [np.arange(100, 110, dtype=np.int32), np.arange(110, 125)]
-  documents = [Document.from_segments([one]), Document.from_segments(other)]
+  documents = [document_from_segments([one]), document_from_segments(other)]
   config = PretrainingDataConfig(
       max_seq_length=128, single_segment="random_document", short_seq_prob=0
   )

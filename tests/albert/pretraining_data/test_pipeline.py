@@ -15,7 +15,6 @@ from official.errors import InputError
 from albert.pretraining_data.pipeline import create_pretraining_data
 from albert.pretraining_data.staging import StagingDirectory
 from official.io.tfrecord import read_frames
-from official.io.tfrecord import read_records
 from tests import helpers
 
 REPO = pathlib.Path(helpers.REPO)
@@ -253,6 +252,8 @@ def _cli(*args, cwd=None):
 
 
 def test_command_line_run(tmp_path, corpus_path, spm_model):
+  import tensorflow as tf
+
   out = tmp_path / "cli"
   result = _cli(
       f"--input_file={corpus_path}",
@@ -271,7 +272,7 @@ def test_command_line_run(tmp_path, corpus_path, spm_model):
   manifest = json.loads((out / "manifest.json").read_text())
   assert manifest["flags"]["sentence_task"] == "nsp"
   assert manifest["num_examples"] == sum(
-      sum(1 for _ in read_records(str(p)))
+      sum(1 for _ in tf.data.TFRecordDataset(str(p)))
       for p in out.glob("train-*-of-00002.tfrecord")
   )
 
