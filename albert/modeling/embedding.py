@@ -97,12 +97,16 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
           f"{self.max_position_embeddings}"
       )
     dynamic_length = tf.shape(input_word_ids)[1]
-    tf.debugging.assert_less_equal(
+    check = tf.debugging.assert_less_equal(
         dynamic_length,
         self.max_position_embeddings,
         message=f"sequence length exceeds max_position_embeddings="
         f"{self.max_position_embeddings}",
     )
+    # In a graph the sum below must wait for the check (None when eager),
+    # or an over-long input fails first on an unexplained broadcast.
+    with tf.control_dependencies([check] if check is not None else []):
+      dynamic_length = tf.identity(dynamic_length)
     # The tables are not autocast: lookups and the sum stay in float32.
     words = tf.gather(
         self.word_embeddings, input_word_ids
