@@ -10,11 +10,14 @@ further pretraining read both the same way:
   model_config.json            AlbertConfig.to_dict(): what model this is
   operative_config.gin         gin bindings (at least AlbertConfig.*)
   albert_config.json           the original format (converter only)
+  30k-clean.model / vocab*.txt the tokenizer, where a conversion of a
+                               released model copied it (`tokenizer_files`)
 
 `load_pretrainer(model_dir)` is the one public way to get the model back.
 """
 
 import os
+import re
 from typing import Optional, Tuple
 
 import tensorflow as tf
@@ -149,6 +152,39 @@ def restore_matched(
     checkpoint_damage.raise_if_damaged(path, e)
     raise ValueError(f"{problem}: {first_line(e)}") from e
   status.expect_partial()
+
+
+# The tokenizer files a model directory may carry (a conversion of a
+# released model copies the release's): a SentencePiece model, else a
+# WordPiece vocabulary.
+SPM_PATTERN = "*.model"
+VOCAB_PATTERN = "vocab*.txt"
+
+
+def tokenizer_files(model_dir: str) -> Tuple[Optional[str], Optional[str]]:
+  """(SentencePiece model, WordPiece vocab.txt) that MODEL_DIR carries: the
+  one `*.model`, else the one `vocab*.txt`; (None, None) when it carries
+  neither or several of a kind (then the flags must say which)."""
+  for pattern, spm in ((SPM_PATTERN, True), (VOCAB_PATTERN, False)):
+    found = files.glob(os.path.join(files.escape(model_dir), pattern))
+    if len(found) == 1:
+      return (found[0], None) if spm else (None, found[0])
+    if found:
+      return None, None
+  return None, None
+
+
+def recorded_seq_length(model_dir: str) -> Optional[int]:
+  """The sequence length MODEL_DIR's model was trained at, as its recorded
+  recipe (operative_config.gin) binds it (`PretrainTask.seq_length`, a
+  fine-tuning task's); None when it records none (a conversion's)."""
+  path = os.path.join(model_dir, GIN_FILE)
+  if not files.exists(path):
+    return None
+  found = re.findall(
+      r"(?m)^\w*Task\.seq_length = (\d+)\s*$", files.read_text(path)
+  )
+  return int(found[-1]) if found else None
 
 
 def config_gin(config: AlbertConfig) -> str:

@@ -19,6 +19,7 @@ from albert.checkpoint_conversion.errors import ConversionError
 from albert.finetuning import task_state
 from albert.finetuning import training as finetuning
 from albert import model_dir as model_dir_lib
+from albert.registry import fetch as registry
 from official.core import checkpoints
 
 FROM_FORMATS = (
@@ -59,7 +60,8 @@ def convert(
     optimizer_slots: also convert LAMB's moments and the step (original).
     spm_model_file: the SentencePiece model a keras-hub preset gets.
     gin_file, gin_param: a fine-tuned model: its task's recipe and size; the
-      head converts with the encoder.
+      head converts with the encoder. Going out of a fine-tuned model
+      directory, the recipe it recorded is the default.
     data_dir: fine-tuned own-data models without labels.json: the data
       whose training file gives the labels.
 
@@ -84,7 +86,18 @@ def convert(
         "--optimizer_slots needs the original format "
         "(Hugging Face checkpoints hold no optimizer state)"
     )
-  if gin_file:
+  if target is not None:  # ours: a released model's name is fetched
+    checkpoint = registry.resolve(checkpoint)
+  finetuned = bool(gin_file) or (
+      target is not None
+      and bool(checkpoint)
+      and finetuning.is_finetuned_dir(
+          finetuning.best_seed_dir(
+              model_dir_lib.split_checkpoint(checkpoint)[0]
+          )
+      )
+  )
+  if finetuned:
     if (source or target) not in FINETUNED_FORMATS:
       raise ConversionError(
           f"fine-tuned models (--gin_file) convert to and from "

@@ -56,6 +56,7 @@ def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
       may_lack=huggingface_names.head_names(absent),
       absent=absent,
       note="not an AlbertForPreTraining",
+      tokenizer_folder=checkpoint,
   )
 
 

@@ -55,6 +55,7 @@ def write_imported(
     absent=(),
     uncovered=(),
     note: str = "",
+    tokenizer_folder: Optional[str] = None,
 ) -> str:
   """Another format's weights -> a new model directory (`ckpt-0`).
 
@@ -70,6 +71,8 @@ def write_imported(
     uncovered: our names the format has no place for at all (the table
       does not name them); kept freshly initialised.
     note: what the absence says about the input, for the warning.
+    tokenizer_folder: where the format keeps its tokenizer file, copied
+      into the model directory (`copy_tokenizer_files`).
 
   Returns:
     The checkpoint prefix written (`OUTPUT_DIR/ckpt-0`).
@@ -89,6 +92,8 @@ def write_imported(
   logging.info("%s: %d weights read", source, len(arrays))
   with staged(output_dir) as staging:
     written = model_dir_lib.write_model_dir(staging, pretrainer, step=0)
+    if tokenizer_folder:
+      copy_tokenizer_files(tokenizer_folder, staging)
   return os.path.join(output_dir, os.path.basename(written))
 
 

@@ -29,11 +29,17 @@ from absl import logging
 from albert import cli
 from albert.finetuning import training as finetuning
 from albert import model_dir as model_dir_lib
+from albert.registry import fetch as registry
 from albert.serving import tflite_export
 from official.errors import InputError
 from official.io import files
 
-MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
+MODEL_DIR = flags.DEFINE_string(
+    "model_dir",
+    None,
+    "Model directory to export, or a released model's name (albert-fetch "
+    "--list).",
+)
 CHECKPOINT = flags.DEFINE_string(
     "checkpoint", None, "Checkpoint (default: latest in --model_dir)."
 )
@@ -87,11 +93,14 @@ def main(argv: Sequence[str]) -> None:
     raise InputError(
         f"--output={output}: directory {directory} does not exist; create it"
     )
-  if not files.isdir(MODEL_DIR.value):
+  model_dir_path = registry.resolve(MODEL_DIR.value)
+  if not files.isdir(model_dir_path):
     raise InputError(f"--model_dir={MODEL_DIR.value} does not exist")
-  if GIN_FILES.value:
+  if GIN_FILES.value or finetuning.is_finetuned_dir(
+      finetuning.best_seed_dir(model_dir_path)
+  ):
     task, model, _ = finetuning.load_trained(
-        model_dir=MODEL_DIR.value,
+        model_dir=model_dir_path,
         checkpoint=CHECKPOINT.value,
         gin_file=GIN_FILES.value,
         gin_param=GIN_PARAMS.value,
@@ -104,7 +113,7 @@ def main(argv: Sequence[str]) -> None:
     encoder = model.encoder
   else:
     pretrainer = model_dir_lib.load_pretrainer(
-        MODEL_DIR.value, CHECKPOINT.value
+        model_dir_path, CHECKPOINT.value
     )[0]
     model = encoder = pretrainer.encoder
     outputs = tflite_export.encoder_outputs

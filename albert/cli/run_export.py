@@ -7,6 +7,9 @@ r"""Exports a trained ALBERT as SavedModels for serving, or as ONNX.
       --format=onnx
   python -m albert.run_export --model_dir=runs/zh --vocab_file=vocab.txt \
       --export_dir=exported     # WordPiece (the Chinese ALBERTs)
+  python -m albert.run_export --model_dir=albert_base_v2 --export_dir=exported
+                                # a released model by name (albert-fetch):
+                                # its tokenizer file comes with it
 
 Writes, atomically (a temporary directory renamed when complete):
   EXPORT_DIR/encoder        hub-style encoder: serving_default and mlm
@@ -30,15 +33,26 @@ from albert.serving import exporter
 from albert.serving import onnx_export
 from albert.text import tokenizers
 from albert import model_dir
+from albert.registry import fetch as registry
 from official.errors import InputError
 from official.io import atomic_write
 from official.io import files
 
-MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory to export.")
+MODEL_DIR = flags.DEFINE_string(
+    "model_dir",
+    None,
+    "Model directory to export, or a released model's name (albert-fetch "
+    "--list) or hf://OWNER/REPO.",
+)
 CHECKPOINT = flags.DEFINE_string(
     "checkpoint", None, "Checkpoint (default: latest in --model_dir)."
 )
-SPM = flags.DEFINE_string("spm_model_file", None, "SentencePiece model.")
+SPM = flags.DEFINE_string(
+    "spm_model_file",
+    None,
+    "SentencePiece model (default: the one --model_dir carries, as a "
+    "fetched or converted release does).",
+)
 VOCAB = flags.DEFINE_string(
     "vocab_file",
     None,
@@ -46,7 +60,12 @@ VOCAB = flags.DEFINE_string(
     "tokenizer.",
 )
 EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Output directory.")
-SEQ = flags.DEFINE_integer("seq_length", 128, "Packed input length.")
+SEQ = flags.DEFINE_integer(
+    "seq_length",
+    None,
+    "Packed input length (default: the length the model was trained at, as "
+    "its model directory records it, else 128).",
+)
 LOWER = flags.DEFINE_bool("do_lower_case", True, "Lower-case input text.")
 TOP_K = flags.DEFINE_integer("top_k", 5, "Candidates per [MASK] in fill_mask.")
 PRECISION = flags.DEFINE_enum(
@@ -70,24 +89,31 @@ GIN_FILES = flags.DEFINE_multi_string(
 GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
 
 
-def _check_tokenizer_file() -> None:
-  """--spm_model_file, else --vocab_file: given and present."""
-  if tokenizers.choose(SPM.value, VOCAB.value) == tokenizers.SENTENCEPIECE:
-    flag, path, what = "--spm_model_file", SPM.value, "SentencePiece model"
+def _tokenizer_files(model_dir_path: str):
+  """(--spm_model_file, --vocab_file), else the tokenizer file MODEL_DIR
+  carries; checked to be present."""
+  spm, vocab = SPM.value, VOCAB.value
+  if not spm and not vocab:
+    spm, vocab = model_dir.tokenizer_files(model_dir_path)
+  if tokenizers.choose(spm, vocab) == tokenizers.SENTENCEPIECE:
+    flag, path, what = "--spm_model_file", spm, "SentencePiece model"
   else:
-    flag, path, what = "--vocab_file", VOCAB.value, "WordPiece vocabulary"
+    flag, path, what = "--vocab_file", vocab, "WordPiece vocabulary"
   if not files.isfile(path):
     raise InputError(
         f"{flag}={path} does not exist: give the {what} the data was made with"
     )
+  return spm, vocab
 
 
 def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
   onnx = FORMAT.value == "onnx"
   cli.require_flags(MODEL_DIR.name, EXPORT_DIR.name)
+  model_dir_path = registry.resolve(MODEL_DIR.value)
+  spm = vocab = None
   if not onnx:
-    _check_tokenizer_file()
+    spm, vocab = _tokenizer_files(model_dir_path)
   if onnx and PRECISION.value != "float32":
     raise InputError(
         f"--precision={PRECISION.value} applies to SavedModels; the ONNX "
@@ -101,7 +127,7 @@ def main(argv: Sequence[str]) -> None:
   if GIN_FILES.value or GIN_PARAMS.value:
     config = exporter.config_from_gin(GIN_FILES.value, GIN_PARAMS.value)
   pretrainer, _ = model_dir.load_pretrainer(
-      MODEL_DIR.value,
+      model_dir_path,
       CHECKPOINT.value,
       config=config,
       precision=PRECISION.value,
@@ -113,10 +139,12 @@ def main(argv: Sequence[str]) -> None:
     return
   exporter.export(
       pretrainer,
-      spm_model_file=SPM.value,
-      vocab_file=VOCAB.value,
+      spm_model_file=spm,
+      vocab_file=vocab,
       export_dir=EXPORT_DIR.value,
-      seq_length=SEQ.value,
+      seq_length=SEQ.value
+      or model_dir.recorded_seq_length(model_dir_path)
+      or 128,
       do_lower_case=LOWER.value,
       top_k=TOP_K.value,
   )

@@ -58,8 +58,9 @@ MODE = flags.DEFINE_enum(
 INIT_CHECKPOINT = flags.DEFINE_string(
     "init_checkpoint",
     None,
-    "Pretrained checkpoint prefix or model directory; "
-    "only its encoder is restored.",
+    "Pretrained checkpoint prefix or model directory, or a released model's "
+    "name (albert-fetch --list) or hf://OWNER/REPO; only its encoder is "
+    "restored.",
 )
 SPM_MODEL_FILE = flags.DEFINE_string(
     "spm_model_file", None, "The SentencePiece model of pretraining."

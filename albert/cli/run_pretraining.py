@@ -53,6 +53,13 @@ MODE = flags.DEFINE_enum(
 EVAL_NAME = flags.DEFINE_string(
     "eval_name", "eval", "--mode=eval: summaries go to MODEL_DIR/EVAL_NAME."
 )
+INIT_CHECKPOINT = flags.DEFINE_string(
+    "init_checkpoint",
+    None,
+    "Continued pretraining from this checkpoint or model directory, or a "
+    "released model's name (albert-fetch --list) or hf://OWNER/REPO "
+    "(PretrainTask.init_checkpoint).",
+)
 METRICS_FILE = flags.DEFINE_string(
     "metrics_file", None, "Write the final metrics and checkpoint as JSON."
 )
@@ -61,10 +68,15 @@ METRICS_FILE = flags.DEFINE_string(
 def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
   cli.require_flags("model_dir")
+  gin_params = list(GIN_PARAMS.value)
+  if INIT_CHECKPOINT.value:
+    gin_params.append(
+        f"PretrainTask.init_checkpoint = {INIT_CHECKPOINT.value!r}"
+    )
   common = dict(
       model_dir=MODEL_DIR.value,
       gin_file=GIN_FILES.value,
-      gin_param=GIN_PARAMS.value,
+      gin_param=gin_params,
       strategy=STRATEGY.value,
       tpu=TPU.value,
   )

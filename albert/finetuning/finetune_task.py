@@ -25,9 +25,11 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from absl import logging
+import gin
 import numpy as np
 import tensorflow as tf
 
+from albert import model_dir as model_dir_lib
 from albert import warm_start
 from albert.modeling.config import AlbertConfig
 from albert.serving.preprocessor import Preprocessor
@@ -37,6 +39,7 @@ from albert.text.tokenizers import Tokenizer
 from albert.finetuning import feature_cache
 from albert.finetuning.packing import pack_segments
 from albert.finetuning.task_state import TaskState
+from official.core import model_config_file
 from official.core.task import Task
 from official.distribute.replicated import Replicated
 from official.io import files
@@ -62,11 +65,19 @@ class FinetuneTask(Task, abc.ABC):
     seed: training stream shuffle seed.
     cache_dir: where converted training features are kept (default
       `DATA_DIR/cache`).
-    model_config: the encoder architecture; `AlbertConfig()` (gin) when None.
+    model_config: the encoder architecture; when None, `AlbertConfig()`
+      (gin), or, when no gin file binds `AlbertConfig` (no size file), the
+      one `init_checkpoint`'s model directory records.
     init_checkpoint: the pretrained (or converted) checkpoint, a prefix or a
       model directory, whose encoder a new run starts from
       (`warm_start.load_encoder_weights`); the heads start fresh. None: a
-      randomly initialised encoder.
+      randomly initialised encoder. Without `spm_model_file` and
+      `vocab_file`, its model directory's tokenizer file (a fetched or
+      converted release's) is the task's.
+    described_by: the model directory whose records (model_config.json,
+      the tokenizer file) fill in what neither gin nor the flags give;
+      default `init_checkpoint`'s (eval, predict and export pass the
+      fine-tuned model directory itself).
   """
 
   name: str = ""
@@ -92,6 +103,7 @@ class FinetuneTask(Task, abc.ABC):
       cache_dir: Optional[str] = None,
       model_config: Optional[AlbertConfig] = None,
       init_checkpoint: Optional[str] = None,
+      described_by: Optional[str] = None,
   ):
     cls = type(self).__name__
     for arg, value in (
@@ -104,7 +116,13 @@ class FinetuneTask(Task, abc.ABC):
         raise ValueError(f"{cls}.{arg}={value} must be > 0")
     if not 0.0 <= dropout_rate < 1.0:
       raise ValueError(f"{cls}.dropout_rate={dropout_rate} must be in [0, 1)")
-    self.config = model_config or AlbertConfig()
+    described_by = described_by or init_checkpoint
+    # Looked up when first needed, not here: a run refuses what its strategy
+    # cannot reach (strategy_lib.check_setup) before touching any path.
+    self._tokenizer_source = (
+        None if spm_model_file or vocab_file else described_by
+    )
+    self.config = model_config or _encoder_config(described_by)
     if seq_length > self.config.max_position_embeddings:
       raise ValueError(
           f"{cls}.seq_length={seq_length} exceeds AlbertConfig."
@@ -113,8 +131,8 @@ class FinetuneTask(Task, abc.ABC):
       )
     self.data_dir = data_dir
     self.init_checkpoint = init_checkpoint
-    self.spm_model_file = spm_model_file
-    self.vocab_file = vocab_file
+    self._spm_model_file = spm_model_file
+    self._vocab_file = vocab_file
     self.do_lower_case = do_lower_case
     self.seq_length = seq_length
     self.global_batch_size = global_batch_size
@@ -210,6 +228,24 @@ class FinetuneTask(Task, abc.ABC):
   def selection_key(self) -> str:
     """What selects the best checkpoint and seed: `<eval split>/<metric>`."""
     return f"{self.eval_splits[0]}/{self.main_metric}"
+
+  def _tokenizer_files(self) -> Tuple[Optional[str], Optional[str]]:
+    """(spm_model_file, vocab_file): the given ones, else the tokenizer file
+    the describing model directory carries (looked up once)."""
+    if self._tokenizer_source is not None:
+      source, self._tokenizer_source = self._tokenizer_source, None
+      self._spm_model_file, self._vocab_file = model_dir_lib.tokenizer_files(
+          model_dir_lib.split_checkpoint(source)[0]
+      )
+    return self._spm_model_file, self._vocab_file
+
+  @property
+  def spm_model_file(self) -> Optional[str]:
+    return self._tokenizer_files()[0]
+
+  @property
+  def vocab_file(self) -> Optional[str]:
+    return self._tokenizer_files()[1]
 
   @property
   def tokenizer_file(self) -> str:
@@ -400,3 +436,17 @@ class FinetuneTask(Task, abc.ABC):
           split, *self.predict(model, split, runner), output_dir
       )
     return paths
+
+
+def _encoder_config(described_by: Optional[str]) -> AlbertConfig:
+  """`AlbertConfig()` as gin binds it, or, when no gin file binds it (no
+  size file given), the config `described_by`'s model directory records:
+  fine-tuning a released or pretrained model needs no size file."""
+  if described_by and "AlbertConfig." not in gin.config_str():
+    model_dir = model_dir_lib.split_checkpoint(described_by)[0]
+    if files.exists(os.path.join(model_dir, model_config_file.FILE_NAME)):
+      logging.info(
+          "No size gin file: the encoder is the one %s records", model_dir
+      )
+      return model_dir_lib.read_model_config(model_dir)
+  return AlbertConfig()

@@ -8,7 +8,7 @@
 import dataclasses
 import json
 import os
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from absl import logging
 import gin
@@ -19,6 +19,7 @@ from albert import model_dir as model_dir_lib
 from albert.serving import onnx_export
 from official.core import best_checkpoint
 from albert.finetuning import task_state
+from albert.registry import fetch as registry
 from albert.finetuning.finetune_task import FinetuneTask
 from albert.finetuning.task_state import TaskState
 from albert.finetuning.task_state import write_eval_results
@@ -163,6 +164,7 @@ def train(
   config_files = {
       model_dir_lib.GIN_FILE: gin.operative_config_str(),
       **task_state.files_of(task),
+      **_tokenizer_copy(task, model_dir),
   }
   logging.info(
       "Fine-tuning %s: %d steps of %d features (%d training "
@@ -176,6 +178,16 @@ def train(
   )
   results = trainer.train(config_files=config_files)
   return trainer, (results if keep_best else {})
+
+
+def _tokenizer_copy(task: FinetuneTask, model_dir: str) -> Dict[str, bytes]:
+  """{its file name: bytes} of the task's tokenizer file, kept in MODEL_DIR
+  with the first checkpoint (unless it is there), so that eval, predict and
+  export find it without a flag."""
+  path = task.tokenizer_file
+  if not path or files.exists(os.path.join(model_dir, os.path.basename(path))):
+    return {}
+  return {os.path.basename(path): files.read_bytes(path, "the tokenizer file")}
 
 
 def best_results(
@@ -213,6 +225,28 @@ def trained_model(
   return model, restore_model(model, model_dir, checkpoint)
 
 
+def recorded_recipe(gin_file: Sequence[str], model_dir: str) -> List[str]:
+  """`gin_file`, else the recipe MODEL_DIR recorded (its operative gin
+  config): a fine-tuned model directory describes itself, so eval, predict
+  and export need only `--model_dir`."""
+  if gin_file:
+    return list(gin_file)
+  recorded = os.path.join(model_dir, model_dir_lib.GIN_FILE)
+  if not files.exists(recorded):
+    return []
+  logging.info("No --gin_file: the recipe %s recorded", recorded)
+  return [recorded]
+
+
+def is_finetuned_dir(model_dir: str) -> bool:
+  """Whether MODEL_DIR's recorded recipe selects a fine-tuning task (a
+  fine-tuned model directory, not a pretrained one)."""
+  recorded = os.path.join(model_dir, model_dir_lib.GIN_FILE)
+  return files.exists(recorded) and "finetuning_task.task_cls" in (
+      files.read_text(recorded)
+  )
+
+
 def load_trained(
     *,
     model_dir: str,
@@ -236,7 +270,12 @@ def load_trained(
     its model restored; the checkpoint prefix read).
   """
   model_dir = best_seed_dir(model_dir)
-  task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
+  task = build_task(
+      gin_file=recorded_recipe(gin_file, model_dir),
+      gin_param=gin_param,
+      described_by=model_dir,
+      **task_kwargs,
+  )
   model, path = trained_model(task, model_dir, checkpoint, dev_choices=True)
   return task, model, path
 
@@ -317,10 +356,16 @@ def run(
     raise ValueError(f"mode={mode!r} is not one of {MODES}")
   if mode == "export" and not export_dir:
     raise ValueError("--mode=export needs --export_dir (a new directory)")
-  if mode not in ("train", "train_and_eval") and checkpoint is None:
-    model_dir = best_seed_dir(model_dir)
+  if mode not in ("train", "train_and_eval"):
+    if checkpoint is None:
+      model_dir = best_seed_dir(model_dir)
+    gin_file = recorded_recipe(gin_file, model_dir)
+    task_kwargs.setdefault("described_by", model_dir)
   if init_checkpoint is not None:
-    task_kwargs["init_checkpoint"] = init_checkpoint
+    task_kwargs["init_checkpoint"] = registry.resolve(
+        init_checkpoint,
+        before_strategy=strategy if isinstance(strategy, str) else None,
+    )
   task = build_task(gin_file=gin_file, gin_param=gin_param, **task_kwargs)
   if isinstance(strategy, str) and mode != "export":
     check_task_setup(task, model_dir, strategy, tpu)

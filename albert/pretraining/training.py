@@ -16,6 +16,7 @@ import tensorflow as tf
 from albert import configs
 from albert import model_dir as model_dir_lib
 from albert.pretraining.task import PretrainTask
+from albert.registry import fetch as registry
 from official.core.trainer import Trainer
 from official.core.trainer_config import TrainerConfig
 from official.distribute import strategy as strategy_lib
@@ -29,6 +30,9 @@ def _build(gin_file, gin_param, strategy, tpu, model_dir):
   """Parses the gin files and builds (task, trainer config, trainer)."""
   configs.parse([DEFAULT_GIN, *gin_file], gin_param)
   task = PretrainTask()
+  task.init_checkpoint = registry.resolve(
+      task.init_checkpoint, before_strategy=strategy
+  )
   trainer_config = TrainerConfig()
   optimizer_config = OptimizerConfig()
   strategy_lib.check_setup(

@@ -133,3 +133,21 @@ def test_load_encoder_weights_names_config_and_shape_mismatches(tmp_path):
   os.remove(os.path.join(folder, model_config_file.FILE_NAME))
   with pytest.raises(ValueError, match="does not fit the encoder"):
     warm_start.load_encoder_weights(encoder, folder, other)
+
+
+def test_what_a_model_directory_records_for_later_commands(tmp_path):
+  assert model_dir_lib.tokenizer_files(str(tmp_path)) == (None, None)
+  assert model_dir_lib.recorded_seq_length(str(tmp_path)) is None
+  (tmp_path / "vocab_chinese.txt").write_text("[PAD]\n")
+  vocab = str(tmp_path / "vocab_chinese.txt")
+  assert model_dir_lib.tokenizer_files(str(tmp_path)) == (None, vocab)
+  (tmp_path / "30k-clean.model").write_bytes(b"spm")
+  spm = str(tmp_path / "30k-clean.model")
+  assert model_dir_lib.tokenizer_files(str(tmp_path)) == (spm, None)
+  (tmp_path / "other.model").write_bytes(b"spm")  # which one: the flags say
+  assert model_dir_lib.tokenizer_files(str(tmp_path)) == (None, None)
+  (tmp_path / model_dir_lib.GIN_FILE).write_text(
+      "AlbertConfig.hidden_size = 16\nPretrainTask.seq_length = 64\n"
+      "TrainerConfig.seq_length_unrelated = 3\n"
+  )
+  assert model_dir_lib.recorded_seq_length(str(tmp_path)) == 64

@@ -50,10 +50,17 @@ def test_one_keras_everywhere():
 # package below albert/ (albert/finetuning) or a top-level module
 # (albert/model_dir.py).
 LAYERS = (
-    ("run_pretraining", "run_finetuning", "run_export", "export_tflite"),
+    (
+        "run_pretraining",
+        "run_finetuning",
+        "run_export",
+        "export_tflite",
+        "fetch",
+    ),
     ("cli",),
     ("benchmarks", "experiments", "seeds", "checkpoint_conversion.convert"),
     ("finetuning", "pretraining"),
+    ("registry",),
     ("checkpoint_conversion",),
     ("serving", "warm_start", "pretraining_data"),
     ("model_dir", "features", "text"),

@@ -7,6 +7,7 @@ import json
 import os
 import random
 
+import gin
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -236,6 +237,15 @@ def test_csv_classification_trains_predicts_and_serves_label_names(
   np.testing.assert_allclose(np.sum(out["probabilities"], -1), 1.0, rtol=1e-5)
   hostile.assert_answers_everything(export_dir, ["serving_default"])
   _assert_tflite_agrees(tmp_path, gin_file, common, export_dir)
+
+  # The model directory describes itself (its recipe, encoder and tokenizer
+  # file): export needs only --model_dir, as the README shows.
+  gin.clear_config()
+  alone = str(tmp_path / "export_alone")
+  finetuning.run(mode="export", model_dir=model_dir, export_dir=alone)
+  again = helpers.call_saved_model(alone, {"text": sentences})
+  assert again["label"] == out["label"]
+  np.testing.assert_allclose(again["probabilities"], out["probabilities"])
 
   # A rerun with another label list is refused before anything changes.
   with pytest.raises(InputError, match="trained on labels"):

@@ -1,0 +1,6 @@
+"""Runs albert/cli/fetch.py."""
+
+from albert.cli import fetch
+
+if __name__ == "__main__":
+  fetch.run()
