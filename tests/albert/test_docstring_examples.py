@@ -8,13 +8,14 @@ import pytest
 from albert import model_dir
 from albert.modeling import classifier
 from albert.modeling import encoder
+from albert.modeling import pooling
 from albert.modeling import pretrainer
 from albert.serving import exporter
 
 
 @pytest.mark.parametrize(
     "module",
-    [encoder, pretrainer, classifier, model_dir, exporter],
+    [encoder, pretrainer, classifier, pooling, model_dir, exporter],
     ids=lambda m: m.__name__,
 )
 def test_docstring_examples_run(module):
