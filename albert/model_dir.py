@@ -12,13 +12,17 @@ further pretraining read both the same way:
   albert_config.json           the original format (converter only)
   30k-clean.model / vocab*.txt the tokenizer, where a conversion of a
                                released model copied it (`tokenizer_files`)
+  embedding.json               an embedding model's settings: pooling,
+                               normalize, max_seq_length, do_lower_case
+                               (`read_embedding`)
 
 `load_pretrainer(model_dir)` is the one public way to get the model back.
 """
 
+import json
 import os
 import re
-from typing import Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import tensorflow as tf
 
@@ -29,6 +33,7 @@ from official.io import files
 from official.core import checkpoint_damage
 from official.core import checkpoints
 from official.core import model_config_file
+from official.errors import InputError
 from official.errors import first_line
 from official.modeling import precision as precision_lib
 
@@ -172,6 +177,40 @@ def tokenizer_files(model_dir: str) -> Tuple[Optional[str], Optional[str]]:
     if found:
       return None, None
   return None, None
+
+
+EMBEDDING_FILE = "embedding.json"
+EMBEDDING_DEFAULTS = {
+    "pooling": "mean",
+    "normalize": False,
+    "max_seq_length": None,  # None: the model's max_position_embeddings
+    "do_lower_case": True,
+}
+
+
+def read_embedding(model_dir: str) -> Optional[Dict[str, Any]]:
+  """MODEL_DIR/embedding.json (an embedding model's settings, filled in
+  with EMBEDDING_DEFAULTS), None when the directory holds none.
+
+  Raises:
+    InputError: the file is not JSON or holds unknown settings.
+  """
+  path = os.path.join(model_dir, EMBEDDING_FILE)
+  if not files.exists(path):
+    return None
+  try:
+    fields = json.loads(files.read_text(path))
+  except json.JSONDecodeError as e:
+    raise InputError(
+        f"{path}: not JSON ({e.msg}); reconvert the model"
+    ) from None
+  unknown = sorted(set(fields) - set(EMBEDDING_DEFAULTS) - {"source"})
+  if not isinstance(fields, dict) or unknown:
+    raise InputError(
+        f"{path}: unknown settings {unknown}; it holds "
+        f"{sorted(EMBEDDING_DEFAULTS)}"
+    )
+  return {**EMBEDDING_DEFAULTS, **fields}
 
 
 def recorded_seq_length(model_dir: str) -> Optional[int]:

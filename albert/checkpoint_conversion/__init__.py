@@ -8,6 +8,8 @@ Modules, one per format (each: in and out, pretrained and fine-tuned):
   model_garden         the Model Garden's object-based checkpoints; TF Hub
                        SavedModels (TF2 and TF1 Hub modules), in only
   keras_hub            keras-hub presets (backbone, classifier)
+  sentence_transformers  sentence-transformers embedding models (pooling,
+                       normalisation, maximum length: embedding.json)
 And what they share:
   convert              convert(): the dispatch by format, the one entry
   model_io             our side: load a model directory, build, stage, write;

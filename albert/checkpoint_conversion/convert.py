@@ -15,6 +15,7 @@ from albert.checkpoint_conversion import keras_hub
 from albert.checkpoint_conversion import model_garden
 from albert.checkpoint_conversion import model_io
 from albert.checkpoint_conversion import original
+from albert.checkpoint_conversion import sentence_transformers
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.finetuning import task_state
 from albert.finetuning import training as finetuning
@@ -28,8 +29,15 @@ FROM_FORMATS = (
     "tf_hub",
     "model_garden",
     "keras_hub",
+    "sentence_transformers",
 )
-TO_FORMATS = ("original", "huggingface", "model_garden", "keras_hub")
+TO_FORMATS = (
+    "original",
+    "huggingface",
+    "model_garden",
+    "keras_hub",
+    "sentence_transformers",
+)
 # Formats whose fine-tuned heads convert too (gin_file).
 FINETUNED_FORMATS = ("original", "huggingface", "keras_hub")
 
@@ -128,6 +136,10 @@ def convert(
     return model_garden.from_model_garden(albert_config=albert_config, **common)
   if source == "keras_hub":
     return keras_hub.from_keras_hub(**common)
+  if source == "sentence_transformers":
+    return sentence_transformers.from_sentence_transformers(**common)
+  if target == "sentence_transformers":
+    return sentence_transformers.to_sentence_transformers(**common)
   if target == "model_garden":
     return model_garden.to_model_garden(**common)
   if target == "keras_hub":

@@ -27,7 +27,9 @@ from albert.modeling.config import AlbertConfig
 from albert.modeling.weight_names import pretrainer_weights
 
 
-def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
+def from_huggingface(
+    *, checkpoint: str, output_dir: str, extra_files=None
+) -> str:
   """Converts a transformers ALBERT model directory into a model directory.
 
   Args:
@@ -41,22 +43,34 @@ def from_huggingface(*, checkpoint: str, output_dir: str) -> str:
   model_io.check_output_dir(output_dir)
   tensors, path = safetensors_io.read_weights(checkpoint)
   config = read_config(checkpoint)
+  tensors = huggingface_names.with_model_prefix(tensors)
   tensors = huggingface_names.split_aliases(tensors, source=path)
   tensors = huggingface_names.drop_identity_projection(
       tensors, config, source=path
   )
   table = huggingface_names.name_table(config)
   absent = huggingface_names.absent_heads(tensors)
+  may_lack = huggingface_names.head_names(absent)
+  if not any(n.startswith(huggingface_names.MLM_PREFIX) for n in tensors):
+    # A bare AlbertModel (a sentence-transformers model, an encoder-only
+    # repository): the masked-LM head stays freshly initialised too.
+    absent.append(huggingface_names.MLM_PREFIX.rstrip("."))
+    may_lack += [
+        e.external
+        for e in table.entries
+        if e.external.startswith(huggingface_names.MLM_PREFIX)
+    ]
   return model_io.write_imported(
       config,
       table,
       tensors,
       source=path,
       output_dir=output_dir,
-      may_lack=huggingface_names.head_names(absent),
+      may_lack=may_lack,
       absent=absent,
       note="not an AlbertForPreTraining",
       tokenizer_folder=checkpoint,
+      extra_files=extra_files,
   )
 
 

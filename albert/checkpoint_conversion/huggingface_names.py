@@ -161,6 +161,15 @@ def name_table(config: AlbertConfig) -> NameTable:
   return NameTable(entries, format_name=FORMAT_NAME)
 
 
+def with_model_prefix(tensors: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+  """A bare `AlbertModel`'s weights (`embeddings.*`, `encoder.*`, `pooler.*`:
+  a sentence-transformers model's) under the `albert.` prefix the task
+  classes use; others unchanged."""
+  if any(name.startswith("albert.") for name in tensors):
+    return tensors
+  return {f"albert.{name}": value for name, value in tensors.items()}
+
+
 def split_aliases(
     tensors: Dict[str, np.ndarray], *, source: str
 ) -> Dict[str, np.ndarray]:
@@ -206,6 +215,7 @@ def split_aliases(
 # (AlbertForMaskedLM has no sentence-order head, and no pooler in
 # transformers 5); a conversion keeps them freshly initialised.
 OPTIONAL_HEADS = ("albert.pooler", "sop_classifier.classifier")
+MLM_PREFIX = "predictions."  # AlbertForPreTraining's masked-LM head
 
 
 def absent_heads(tensors: Mapping[str, Any]) -> List[str]:

@@ -56,6 +56,7 @@ def write_imported(
     uncovered=(),
     note: str = "",
     tokenizer_folder: Optional[str] = None,
+    extra_files: Optional[Dict[str, str]] = None,
 ) -> str:
   """Another format's weights -> a new model directory (`ckpt-0`).
 
@@ -73,6 +74,8 @@ def write_imported(
     note: what the absence says about the input, for the warning.
     tokenizer_folder: where the format keeps its tokenizer file, copied
       into the model directory (`copy_tokenizer_files`).
+    extra_files: name -> text of further files the model directory gets
+      (e.g. an embedding model's settings).
 
   Returns:
     The checkpoint prefix written (`OUTPUT_DIR/ckpt-0`).
@@ -94,6 +97,9 @@ def write_imported(
     written = model_dir_lib.write_model_dir(staging, pretrainer, step=0)
     if tokenizer_folder:
       copy_tokenizer_files(tokenizer_folder, staging)
+    for name, text in (extra_files or {}).items():
+      with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
+        f.write(text)
   return os.path.join(output_dir, os.path.basename(written))
 
 

@@ -25,6 +25,10 @@ Out of one (--checkpoint: the model directory, or a ckpt-N inside it):
       --checkpoint=runs/base --output_dir=export/model_garden
   python tools/convert_checkpoint.py --to=keras_hub --checkpoint=runs/base \
       --spm_model_file=30k-clean.model --output_dir=export/keras_hub
+  python tools/convert_checkpoint.py --from=sentence_transformers \
+      --checkpoint=paraphrase-albert-small-v2 --output_dir=runs/embedder
+  python tools/convert_checkpoint.py --to=sentence_transformers \
+      --checkpoint=runs/embedder --output_dir=export/st
 
 --optimizer_slots (original format only) carries LAMB's moments and the
 global step across as well, so `python -m albert.run_pretraining

@@ -439,14 +439,12 @@ class FinetuneTask(Task, abc.ABC):
 
 
 def _encoder_config(described_by: Optional[str]) -> AlbertConfig:
-  """`AlbertConfig()` as gin binds it, or, when no gin file binds it (no
-  size file given), the config `described_by`'s model directory records:
-  fine-tuning a released or pretrained model needs no size file."""
-  if described_by and "AlbertConfig." not in gin.config_str():
-    model_dir = model_dir_lib.split_checkpoint(described_by)[0]
-    if files.exists(os.path.join(model_dir, model_config_file.FILE_NAME)):
-      logging.info(
-          "No size gin file: the encoder is the one %s records", model_dir
-      )
-      return model_dir_lib.read_model_config(model_dir)
-  return AlbertConfig()
+  """`AlbertConfig()` as gin binds it, else (no size file) the one
+  `described_by`'s model directory records."""
+  if not described_by or "AlbertConfig." in gin.config_str():
+    return AlbertConfig()
+  model_dir = model_dir_lib.split_checkpoint(described_by)[0]
+  if not files.exists(os.path.join(model_dir, model_config_file.FILE_NAME)):
+    return AlbertConfig()
+  logging.info("No size gin file: the encoder %s records", model_dir)
+  return model_dir_lib.read_model_config(model_dir)

@@ -15,6 +15,8 @@ Modules:
                             classifiers), for onnxruntime
   wordpiece_preprocessor    WordPiecePreprocessor: raw strings -> encoder
                             inputs with a vocab.txt (TF ops)
+  embedding                 Embedder: texts -> one vector each, as a model
+                            directory's embedding settings say
 
 Command line: `python -m albert.run_export`, `python -m albert.export_tflite`.
 """

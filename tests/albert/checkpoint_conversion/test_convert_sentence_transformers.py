@@ -1,0 +1,122 @@
+"""sentence-transformers models in and out, against the fixture its own
+code made (tests/testdata/make_sentence_transformers.py): a tiny ALBERT
+with mean pooling and Normalize, and its `encode` of TEXTS."""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from albert import model_dir as model_dir_lib
+from albert.checkpoint_conversion import convert
+from albert.checkpoint_conversion import sentence_transformers as st
+from albert.checkpoint_conversion.errors import ConversionError
+from albert.serving.embedding import Embedder
+from tests import helpers
+
+FIXTURE = os.path.join(
+    helpers.REPO, "tests", "testdata", "sentence_transformers"
+)
+MODEL = os.path.join(FIXTURE, "model")
+# tests/testdata/make_sentence_transformers.py's TEXTS.
+TEXTS = [
+    "more out for",
+    "The Quick brown fox, again.",
+    "",
+    "out " * 40,
+    "für ünïcode ÄÖÜ text",
+    "a",
+    "for more and more of the out of it, for more " * 3,
+]
+
+
+def _cosines(a, b):
+  a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+  b = b / np.linalg.norm(b, axis=-1, keepdims=True)
+  return (a * b).sum(-1)
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+  out = str(tmp_path_factory.mktemp("st") / "ours")
+  convert.convert(
+      source="sentence_transformers", checkpoint=MODEL, output_dir=out
+  )
+  return out
+
+
+def test_import_records_the_settings_and_embeds_as_sentence_transformers(
+    imported,
+):
+  settings = model_dir_lib.read_embedding(imported)
+  assert settings == {
+      "pooling": "mean",
+      "normalize": True,
+      "max_seq_length": 24,
+      "do_lower_case": True,
+      "source": "sentence_transformers",
+  }
+  assert os.path.isfile(os.path.join(imported, "spiece.model"))
+  expected = np.load(os.path.join(FIXTURE, "outputs.npz"))
+  embedder = Embedder.from_model_dir(imported)
+  for text, row in zip(TEXTS, expected["ids"]):
+    assert embedder.token_ids(text) == [i for i in row if i >= 0], text
+  vectors = embedder.embed(TEXTS, batch_size=3)
+  assert vectors.shape == (len(TEXTS), 16)
+  assert _cosines(vectors, expected["embeddings"]).min() >= 0.99999
+  np.testing.assert_allclose(np.linalg.norm(vectors, axis=-1), 1.0, rtol=1e-5)
+  assert embedder.embed([]).shape == (0, 16)
+
+
+def test_export_loads_in_sentence_transformers_and_round_trips(
+    imported, tmp_path
+):
+  out = str(tmp_path / "st")
+  convert.convert(
+      target="sentence_transformers", checkpoint=imported, output_dir=out
+  )
+  modules = json.load(open(os.path.join(out, "modules.json")))
+  assert [m["type"].rsplit(".", 1)[-1] for m in modules] == [
+      "Transformer",
+      "Pooling",
+      "Normalize",
+  ]
+  back = str(tmp_path / "back")
+  st.from_sentence_transformers(checkpoint=out, output_dir=back)
+  assert model_dir_lib.read_embedding(back) == model_dir_lib.read_embedding(
+      imported
+  )
+  again = Embedder.from_model_dir(back).embed(TEXTS)
+  np.testing.assert_allclose(
+      again, Embedder.from_model_dir(imported).embed(TEXTS), atol=1e-6
+  )
+  # What sentence-transformers itself computed on what we wrote (the
+  # fixture script's --ours run on this output).
+  ours = os.path.join(FIXTURE, "ours.npz")
+  expected = np.load(os.path.join(FIXTURE, "outputs.npz"))["embeddings"]
+  assert _cosines(np.load(ours)["embeddings"], expected).min() >= 0.99999
+
+
+def test_modules_it_cannot_carry_are_one_line(tmp_path):
+  copy = str(tmp_path / "model")
+  shutil.copytree(MODEL, copy)
+  path = os.path.join(copy, "modules.json")
+  modules = json.load(open(path))
+  modules.append(
+      {
+          "idx": 3,
+          "name": "3",
+          "path": "3_Dense",
+          "type": "sentence_transformers.models.Dense",
+      }
+  )
+  json.dump(modules, open(path, "w"))
+  with pytest.raises(ConversionError, match="3_Dense .* cannot be carried"):
+    st.read_settings(copy)
+  os.remove(os.path.join(copy, "spiece.model"))
+  json.dump(modules[:3], open(path, "w"))
+  with pytest.raises(ConversionError, match="no spiece.model"):
+    st.read_settings(copy)
+  assert not os.path.exists(tmp_path / "out")
