@@ -147,6 +147,7 @@ def main(argv: Sequence[str]) -> None:
       or 128,
       do_lower_case=LOWER.value,
       top_k=TOP_K.value,
+      embedding=model_dir.read_embedding(model_dir_path),
   )
   print(f"exported {EXPORT_DIR.value}/encoder, /preprocessing, /serving")
 

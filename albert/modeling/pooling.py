@@ -21,6 +21,26 @@ import tf_keras
 MODES = ("mean", "cls", "max", "mean_sqrt_len")
 
 
+def pool(sequence_output, input_mask, mode: str = "mean", normalize=False):
+  """[B, T, H] token vectors, [B, T] mask -> [B, H] float32 (MODES); the
+  function behind `SentencePooling`, for graphs that hold no Keras layer
+  (the serving SavedModel)."""
+  x = tf.cast(sequence_output, tf.float32)
+  mask = tf.cast(input_mask, tf.float32)[:, :, tf.newaxis]  # [B, T, 1]
+  if mode == "cls":
+    pooled = x[:, 0]
+  elif mode == "max":
+    pooled = tf.reduce_max(tf.where(mask > 0, x, -1e9), axis=1)
+  else:
+    summed = tf.reduce_sum(x * mask, axis=1)  # [B, H]
+    count = tf.maximum(tf.reduce_sum(mask, axis=1), 1e-9)  # [B, 1]
+    pooled = summed / (count if mode == "mean" else tf.sqrt(count))
+  if normalize:
+    norm = tf.norm(pooled, axis=-1, keepdims=True)
+    pooled = pooled / tf.maximum(norm, 1e-12)
+  return pooled
+
+
 class SentencePooling(tf_keras.layers.Layer):
   """Pools [B, T, H] token vectors into [B, H] text vectors.
 
@@ -52,23 +72,7 @@ class SentencePooling(tf_keras.layers.Layer):
     self.normalize = normalize
 
   def call(self, sequence_output, input_mask):
-    x = tf.cast(sequence_output, tf.float32)
-    mask = tf.cast(input_mask, tf.float32)[:, :, tf.newaxis]  # [B, T, 1]
-    if self.mode == "cls":
-      pooled = x[:, 0]
-    elif self.mode == "max":
-      pooled = tf.reduce_max(tf.where(mask > 0, x, -1e9), axis=1)
-    else:
-      summed = tf.reduce_sum(x * mask, axis=1)  # [B, H]
-      count = tf.maximum(tf.reduce_sum(mask, axis=1), 1e-9)  # [B, 1]
-      if self.mode == "mean":
-        pooled = summed / count
-      else:
-        pooled = summed / tf.sqrt(count)
-    if self.normalize:
-      norm = tf.norm(pooled, axis=-1, keepdims=True)
-      pooled = pooled / tf.maximum(norm, 1e-12)
-    return pooled
+    return pool(sequence_output, input_mask, self.mode, self.normalize)
 
   def get_config(self):
     config = super().get_config()

@@ -4,7 +4,7 @@
 """
 
 import os
-from typing import Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from absl import logging
 import tensorflow as tf
@@ -39,10 +39,14 @@ def export(
     seq_length: int = 128,
     do_lower_case: bool = True,
     top_k: int = 5,
+    embedding: Optional[Dict[str, Any]] = None,
 ) -> None:
   r"""Writes the three SavedModels into `export_dir` (atomically); text is
   tokenized with the SentencePiece model, else with the WordPiece vocab.txt
-  (as the original chooses).
+  (as the original chooses). `embedding` (a model directory's
+  embedding.json, `model_dir.read_embedding`) sets the serving model's
+  `embed` and `similarity` signatures' pooling, normalisation and maximum
+  length (default: mean pooling, no normalisation, the position table).
 
   Example (a tiny untrained model and a WordPiece vocab.txt; `python -m
   albert.run_export` exports a model directory's checkpoint the same way):
@@ -102,7 +106,9 @@ def export(
     modules = {
         "encoder": HubEncoderModule(pretrainer, path, do_lower_case),
         "preprocessing": HubPreprocessingModule(preprocessor),
-        "serving": TextServingModule(pretrainer, preprocessor, top_k=top_k),
+        "serving": TextServingModule(
+            pretrainer, preprocessor, top_k=top_k, embedding=embedding
+        ),
     }
     for name, module in modules.items():
       tf.saved_model.save(

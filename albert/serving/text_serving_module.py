@@ -1,7 +1,10 @@
 """`TextServingModule`: raw text in, ALBERT out: one SavedModel for serving."""
 
+from typing import Any, Dict, Optional
+
 import tensorflow as tf
 
+from albert.modeling import pooling
 from albert.serving.preprocessor import AlbertPreprocessor
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import export_base
@@ -24,6 +27,12 @@ class TextServingModule(export_base.ExportModule):
       (softmax probabilities), mask_positions int32 [B, M] (-1 = padding).
     sentence_order(first, second) -> in_order_probability [B] (the
       probability that `second` follows `first`), sentence_order_logits [B, 2].
+    embed(text) -> embedding [B, H] (pooled and normalised as `embedding`
+      says: an embedding model's settings, MODEL_DIR/embedding.json),
+      num_tokens int32 [B] ([CLS] and [SEP] included), truncated bool [B]
+      (the text was cut at the maximum length). Texts are padded to the
+      longest of the batch, not to seq_length; none is ever an error.
+    similarity(first, second) -> cosine [B] of the two texts' embeddings.
   """
 
   def __init__(
@@ -33,10 +42,24 @@ class TextServingModule(export_base.ExportModule):
       top_k: int = 5,
       jit_compile: bool = True,
       name: str = "albert_serving",
+      embedding: Optional[Dict[str, Any]] = None,
   ):
     super().__init__(pretrainer, name=name)
     self.preprocessor = preprocessor
     self.top_k = top_k
+    settings = embedding or {}
+    self.pooling = str(settings.get("pooling", "mean"))
+    self.normalize = bool(settings.get("normalize", False))
+    limit = pretrainer.encoder.config.max_position_embeddings
+    self.embed_length = min(settings.get("max_seq_length") or limit, limit)
+    # Lengths vary with each batch: no XLA here (it compiles per shape).
+    self._encode_any_length = tf.function(
+        lambda inputs: pretrainer.encoder(
+            {name: inputs[name] for name in _INPUT_NAMES}, training=False
+        ),
+        input_signature=[{name: _IDS for name in _INPUT_NAMES}],
+        autograph=False,
+    )
     # The model part is compiled with XLA (the SentencePiece ops cannot be);
     # one input signature, so every signature shares one trace of it.
     self._encode = tf.function(
@@ -95,9 +118,45 @@ class TextServingModule(export_base.ExportModule):
         "sentence_order_logits": logits,
     }
 
+  def _embed(self, text):
+    tokens = self.preprocessor.tokenize(text)  # [B, (n)]
+    room = self.embed_length - 2
+    lengths = tf.minimum(tokens.row_lengths(), room)
+    # The longest text of the batch (2: an empty batch's).
+    zero = tf.zeros([1], lengths.dtype)
+    longest = tf.cast(
+        tf.reduce_max(tf.concat([lengths, zero], 0)) + 2, tf.int32
+    )
+    inputs = self.preprocessor.pack([tokens], seq_length=longest)
+    outputs = self._encode_any_length(inputs)
+    embedding = pooling.pool(
+        outputs["sequence_output"],
+        inputs["input_mask"],
+        self.pooling,
+        self.normalize,
+    )
+    return {
+        "embedding": embedding,
+        "num_tokens": tf.cast(lengths + 2, tf.int32),
+        "truncated": tokens.row_lengths() > room,
+    }
+
+  @tf.function(input_signature=[_TEXT])
+  def embed(self, text):
+    return self._embed(text)
+
+  @tf.function(input_signature=[_TEXT, _TEXT])
+  def similarity(self, first, second):
+    self.preprocessor.check_same_batch(first=first, second=second)
+    a = tf.math.l2_normalize(self._embed(first)["embedding"], axis=-1)
+    b = tf.math.l2_normalize(self._embed(second)["embedding"], axis=-1)
+    return {"cosine": tf.reduce_sum(a * b, axis=-1)}
+
   def signatures(self):
     return {
         "serving_default": self.serve,
         "fill_mask": self.fill_mask,
         "sentence_order": self.sentence_order,
+        "embed": self.embed,
+        "similarity": self.similarity,
     }

@@ -8,13 +8,16 @@ import shutil
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import convert
 from albert.checkpoint_conversion import sentence_transformers as st
 from albert.checkpoint_conversion.errors import ConversionError
+from albert.serving import exporter
 from albert.serving.embedding import Embedder
 from tests import helpers
+from tests.albert.finetuning import finetune_helpers
 
 FIXTURE = os.path.join(
     helpers.REPO, "tests", "testdata", "sentence_transformers"
@@ -120,3 +123,40 @@ def test_modules_it_cannot_carry_are_one_line(tmp_path):
   with pytest.raises(ConversionError, match="no spiece.model"):
     st.read_settings(copy)
   assert not os.path.exists(tmp_path / "out")
+
+
+def test_the_serving_savedmodel_embeds_as_sentence_transformers(
+    imported, tmp_path
+):
+  pretrainer, _ = model_dir_lib.load_pretrainer(imported)
+  export_dir = str(tmp_path / "export")
+  exporter.export(
+      pretrainer,
+      spm_model_file=os.path.join(imported, "spiece.model"),
+      export_dir=export_dir,
+      seq_length=24,
+      embedding=model_dir_lib.read_embedding(imported),
+  )
+  expected = np.load(os.path.join(FIXTURE, "outputs.npz"))
+  serving = os.path.join(export_dir, "serving")
+  out = finetune_helpers.call_saved_model(serving, {"text": TEXTS}, "embed")
+  assert _cosines(np.array(out["embedding"]), expected["embeddings"]).min() >= (
+      0.99999
+  )
+  assert out["num_tokens"] == [int((row >= 0).sum()) for row in expected["ids"]]
+  assert out["truncated"] == [False, True, False, True, False, False, True]
+  signatures = tf.saved_model.load(serving).signatures
+  empty = signatures["embed"](text=tf.constant([], tf.string))
+  assert empty["embedding"].shape == (0, 16)
+  broken = signatures["embed"](text=tf.constant([b"\xff\xfe ok", b""]))
+  assert np.isfinite(broken["embedding"].numpy()).all()
+  cosine = signatures["similarity"](
+      first=tf.constant(TEXTS[:3]), second=tf.constant(TEXTS[:2] + ["a"])
+  )["cosine"].numpy()
+  np.testing.assert_allclose(cosine[:2], 1.0, rtol=1e-5)
+  assert cosine[2] == pytest.approx(
+      float(
+          _cosines(expected["embeddings"][2:3], expected["embeddings"][5:6])[0]
+      ),
+      abs=1e-5,
+  )

@@ -65,7 +65,8 @@ def test_hostile_requests_are_answered(export_dir):
   """Empty, over-long, not UTF-8 and zero-sized batches to every raw-text
   signature, in a fresh process (tests/albert/serving/hostile.py)."""
   hostile.assert_answers_everything(
-      export_dir / "serving", ["fill_mask", "sentence_order", "serving_default"]
+      export_dir / "serving",
+      ["embed", "fill_mask", "sentence_order", "serving_default", "similarity"],
   )
   hostile.assert_answers_everything(
       export_dir / "preprocessing", ["pair", "serving_default"]
@@ -197,7 +198,13 @@ def test_fresh_process_signatures_and_no_package_import(fresh):
           "tokens",
       ],
       "preprocessing": ["pair", "serving_default"],
-      "serving": ["fill_mask", "sentence_order", "serving_default"],
+      "serving": [
+          "embed",
+          "fill_mask",
+          "sentence_order",
+          "serving_default",
+          "similarity",
+      ],
   }
   assert fresh["albert_imported"] is False
   assert fresh["rejects_ints"] is True
@@ -356,7 +363,7 @@ def test_saved_model_cli_lists_the_signatures(export_dir):
       timeout=300,
   )
   assert run.returncode == 0, run.stderr[-2000:]
-  for name in ("serving_default", "fill_mask", "sentence_order"):
+  for name in ("serving_default", "fill_mask", "sentence_order", "embed"):
     assert f"signature_def['{name}']" in run.stdout
 
 
