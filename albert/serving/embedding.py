@@ -9,14 +9,22 @@ each batch, not to a fixed length. An empty text gets the vector of its two
 special tokens; an empty list gives an empty [0, H] array.
 """
 
+import csv
+import json
+import os
 from typing import List, Optional, Sequence
 
+from absl import logging
 import numpy as np
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert.modeling.pooling import SentencePooling
 from albert.text import tokenizers
+from official.core.progress import Progress
+from official.errors import InputError
+from official.io import atomic_write
+from official.io import files
 
 
 class Embedder:
@@ -99,3 +107,99 @@ class Embedder:
       ).astype(np.int32)
       out[chosen] = self._call(tf.constant(batch), tf.constant(mask)).numpy()
     return out
+
+
+class SavedModelEmbedder:
+  """Embeds texts with an exported serving SavedModel's `embed` signature
+  (`run_export`'s EXPORT_DIR/serving, or EXPORT_DIR itself)."""
+
+  def __init__(self, path: str):
+    self._embed = tf.saved_model.load(path).signatures["embed"]
+    self.dim = int(self._embed.structured_outputs["embedding"].shape[-1])
+
+  def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+    out = np.zeros((len(texts), self.dim), np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch_size):
+      chosen = order[start : start + batch_size]
+      batch = tf.constant([texts[i] for i in chosen], tf.string)
+      out[chosen] = self._embed(text=batch)["embedding"].numpy()
+    return out
+
+
+def open_embedder(path: str, checkpoint: Optional[str] = None):
+  """An `Embedder` of a model directory, or a `SavedModelEmbedder` of an
+  export (a directory with saved_model.pb, or one whose serving/ has it)."""
+  for candidate in (path, os.path.join(path, "serving")):
+    if files.exists(os.path.join(candidate, "saved_model.pb")):
+      return SavedModelEmbedder(candidate)
+  return Embedder.from_model_dir(path, checkpoint)
+
+
+def read_texts(path: str, column: str = "text") -> List[str]:
+  """The texts of a file: one per line, or `column` of a CSV / TSV (header
+  row) or JSON Lines file (by its extension)."""
+  text = files.read_text(path, "the texts file")
+  if path.endswith((".csv", ".tsv")):
+    rows = csv.DictReader(
+        text.splitlines(), delimiter="\t" if path.endswith(".tsv") else ","
+    )
+    if column not in (rows.fieldnames or []):
+      raise InputError(
+          f"{path}: no column {column!r} (it has {rows.fieldnames}); name "
+          "the texts' column with --column"
+      )
+    return [row[column] or "" for row in rows]
+  if path.endswith((".jsonl", ".json")):
+    texts = []
+    for number, line in enumerate(text.splitlines(), 1):
+      if not line.strip():
+        continue
+      try:
+        record = json.loads(line)
+      except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{number}: not JSON ({e.msg})") from None
+      if not isinstance(record, dict) or column not in record:
+        raise InputError(
+            f"{path}:{number}: no field {column!r}; name it with --column"
+        )
+      texts.append(str(record[column]))
+    return texts
+  return text.splitlines()
+
+
+def embed_file(
+    embedder,
+    input_path: str,
+    output_path: str,
+    *,
+    column: str = "text",
+    batch_size: int = 32,
+    chunk: int = 1024,
+) -> int:
+  """Embeds every text of `input_path` into `output_path` (.npy: [N, H]
+  float32; .jsonl: {"text", "embedding"} per line), written under a
+  temporary name and renamed when complete; logs counts, rate and ETA.
+  Returns the number of texts."""
+  if not output_path.endswith((".npy", ".jsonl")):
+    raise InputError(f"--output={output_path}: name a .npy or .jsonl file")
+  texts = read_texts(input_path, column)
+  progress = Progress(len(texts))
+  parts = []
+  for start in range(0, len(texts), chunk):
+    parts.append(embedder.embed(texts[start : start + chunk], batch_size))
+    progress.update(start + len(parts[-1]))
+    logging.info("Embedded %s", progress.describe("texts"))
+  vectors = (
+      np.concatenate(parts)
+      if parts
+      else np.zeros((0, embedder.dim), np.float32)
+  )
+  if output_path.endswith(".npy"):
+    with atomic_write.atomic_file(output_path, "wb") as f:
+      np.save(f, vectors)
+  else:
+    with atomic_write.atomic_file(output_path, "w", encoding="utf-8") as f:
+      for text, vector in zip(texts, vectors):
+        f.write(json.dumps({"text": text, "embedding": vector.tolist()}) + "\n")
+  return len(texts)

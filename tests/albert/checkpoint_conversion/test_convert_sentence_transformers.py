@@ -2,6 +2,7 @@
 code made (tests/testdata/make_sentence_transformers.py): a tiny ALBERT
 with mean pooling and Normalize, and its `encode` of TEXTS."""
 
+import csv
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import convert
 from albert.checkpoint_conversion import sentence_transformers as st
 from albert.checkpoint_conversion.errors import ConversionError
+from albert.serving import embedding
 from albert.serving import exporter
 from albert.serving.embedding import Embedder
 from tests import helpers
@@ -125,18 +127,21 @@ def test_modules_it_cannot_carry_are_one_line(tmp_path):
   assert not os.path.exists(tmp_path / "out")
 
 
-def test_the_serving_savedmodel_embeds_as_sentence_transformers(
-    imported, tmp_path
-):
+@pytest.fixture(scope="module")
+def export_dir(imported, tmp_path_factory):
   pretrainer, _ = model_dir_lib.load_pretrainer(imported)
-  export_dir = str(tmp_path / "export")
+  path = str(tmp_path_factory.mktemp("st_export") / "export")
   exporter.export(
       pretrainer,
       spm_model_file=os.path.join(imported, "spiece.model"),
-      export_dir=export_dir,
+      export_dir=path,
       seq_length=24,
       embedding=model_dir_lib.read_embedding(imported),
   )
+  return path
+
+
+def test_the_serving_savedmodel_embeds_as_sentence_transformers(export_dir):
   expected = np.load(os.path.join(FIXTURE, "outputs.npz"))
   serving = os.path.join(export_dir, "serving")
   out = finetune_helpers.call_saved_model(serving, {"text": TEXTS}, "embed")
@@ -160,3 +165,50 @@ def test_the_serving_savedmodel_embeds_as_sentence_transformers(
       ),
       abs=1e-5,
   )
+
+
+def test_albert_embed_files_from_a_model_directory_and_an_export(
+    imported, export_dir, tmp_path
+):
+  expected = np.load(os.path.join(FIXTURE, "outputs.npz"))["embeddings"]
+  texts = tmp_path / "texts.csv"
+  with open(texts, "w", newline="", encoding="utf-8") as f:
+    writer = csv.writer(f)
+    writer.writerow(["id", "body"])
+    writer.writerows([[i, t] for i, t in enumerate(TEXTS)])
+  out = str(tmp_path / "vectors.npy")
+  count = embedding.embed_file(
+      embedding.open_embedder(imported),
+      str(texts),
+      out,
+      column="body",
+      batch_size=2,
+      chunk=3,
+  )
+  assert count == len(TEXTS)
+  assert _cosines(np.load(out), expected).min() >= 0.99999
+  lines = tmp_path / "texts.jsonl"
+  lines.write_text("\n".join(json.dumps({"text": t}) for t in TEXTS) + "\n")
+  run = helpers.run(
+      [
+          "tools/embed.py",
+          f"--model={export_dir}",
+          f"--input={lines}",
+          f"--output={tmp_path / 'vectors.jsonl'}",
+      ]
+  )
+  assert run.returncode == 0, run.stderr[-2000:]
+  records = [json.loads(l) for l in open(tmp_path / "vectors.jsonl")]
+  assert [r["text"] for r in records] == TEXTS
+  got = np.array([r["embedding"] for r in records])
+  assert _cosines(got, expected).min() >= 0.99999
+  bad = helpers.run(
+      [
+          "tools/embed.py",
+          f"--model={imported}",
+          f"--input={texts}",
+          f"--output={tmp_path / 'no.npy'}",
+      ]
+  )
+  helpers.assert_one_line(bad, "embed", "no column 'text'", "--column")
+  assert not (tmp_path / "no.npy").exists()
