@@ -116,7 +116,12 @@ def main(argv: Sequence[str]) -> None:
         model_dir_path, CHECKPOINT.value
     )[0]
     model = encoder = pretrainer.encoder
-    outputs = tflite_export.encoder_outputs
+    settings = model_dir_lib.read_embedding(model_dir_path)
+    outputs = (
+        tflite_export.embedding_outputs(settings)
+        if settings
+        else tflite_export.encoder_outputs
+    )
     seq_length = SEQ.value or 128
   limit = encoder.config.max_position_embeddings
   if not 2 <= seq_length <= limit:

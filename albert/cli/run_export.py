@@ -134,7 +134,11 @@ def main(argv: Sequence[str]) -> None:
   )
   if onnx:
     with atomic_write.atomic_directory(EXPORT_DIR.value) as tmp:
-      onnx_export.write(pretrainer.encoder, os.path.join(tmp, "encoder.onnx"))
+      onnx_export.write(
+          pretrainer.encoder,
+          os.path.join(tmp, "encoder.onnx"),
+          embedding=model_dir.read_embedding(model_dir_path),
+      )
     print(f"exported {EXPORT_DIR.value}/encoder.onnx")
     return
   exporter.export(

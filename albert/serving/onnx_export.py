@@ -21,7 +21,7 @@ it is imported when an export runs.
 """
 
 import math
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -209,8 +209,48 @@ def _encoder(g: _Graph, encoder: AlbertEncoder, weights):
   return x, pooled
 
 
-def build(model):
-  """The ONNX model of an `AlbertEncoder` or a fine-tuned classifier.
+def _pool(g: _Graph, x: str, pooling: str, normalize: bool) -> str:
+  """`albert.modeling.pooling.pool` in ONNX ops: [B, T, H] -> [B, H]."""
+  mask = g.op(
+      "Unsqueeze",
+      g.op("Cast", "input_mask", to=g.onnx.TensorProto.FLOAT),
+      g.const("axes_2", np.array([2], np.int64)),
+  )  # [B, T, 1]
+  axis_1 = g.const("axes_1", np.array([1], np.int64))
+  if pooling == "cls":
+    pooled = g.op(
+        "Gather", x, g.const("first", np.asarray(0, np.int64)), axis=1
+    )
+  elif pooling == "max":
+    masked = g.op(
+        "Where", g.op("Greater", mask, g.scalar(0.0)), x, g.scalar(-1e9)
+    )
+    pooled = g.op("ReduceMax", masked, axes=[1], keepdims=0)
+  else:
+    summed = g.op("ReduceSum", g.op("Mul", x, mask), axis_1, keepdims=0)
+    count = g.op(
+        "Max", g.op("ReduceSum", mask, axis_1, keepdims=0), g.scalar(1e-9)
+    )
+    if pooling == "mean_sqrt_len":
+      count = g.op("Sqrt", count)
+    pooled = g.op("Div", summed, count)
+  if normalize:
+    squares = g.op(
+        "ReduceSum",
+        g.op("Mul", pooled, pooled),
+        g.const("axes_last", np.array([-1], np.int64)),
+        keepdims=1,
+    )
+    pooled = g.op(
+        "Div", pooled, g.op("Max", g.op("Sqrt", squares), g.scalar(1e-12))
+    )
+  return pooled
+
+
+def build(model, embedding: Optional[Dict] = None):
+  """The ONNX model of an `AlbertEncoder` or a fine-tuned classifier; an
+  encoder with `embedding` settings (`model_dir.read_embedding`) also
+  outputs `embedding` [batch, H], pooled and normalised as they say.
 
   Raises:
     InputError: a head without an ONNX form here, or a model not computing
@@ -245,6 +285,9 @@ def build(model):
         "sequence_output": (sequence, dims + [encoder.config.hidden_size]),
         "pooled_output": (pooled, ["batch", encoder.config.hidden_size]),
     }
+    if embedding is not None:
+      vectors = _pool(g, sequence, embedding["pooling"], embedding["normalize"])
+      named["embedding"] = (vectors, ["batch", encoder.config.hidden_size])
   else:
     source = pooled if model.encoder_output == "pooled_output" else sequence
     k = int(model.num_classes)
@@ -271,9 +314,9 @@ def build(model):
   return proto
 
 
-def write(model, path: str) -> str:
+def write(model, path: str, embedding: Optional[Dict] = None) -> str:
   """Writes the ONNX model of `model` to `path` (atomically)."""
-  proto = build(model)
+  proto = build(model, embedding)
   with atomic_write.atomic_file(path, "wb") as f:
     f.write(proto.SerializeToString())
   return path

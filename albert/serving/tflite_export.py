@@ -18,6 +18,8 @@ from typing import Callable, Dict
 
 import tensorflow as tf
 
+from albert.modeling import pooling
+
 from official.io import atomic_write
 from official.io import files
 from official.core import export_base
@@ -55,6 +57,23 @@ def encoder_outputs(encoder, inputs) -> Dict[str, tf.Tensor]:
       "pooled_output": outputs["pooled_output"],
       "sequence_output": outputs["sequence_output"],
   }
+
+
+def embedding_outputs(settings: Dict) -> Callable:
+  """`encoder_outputs` plus `embedding` [B, H], pooled and normalised as an
+  embedding model's settings (`model_dir.read_embedding`) say."""
+
+  def outputs(encoder, inputs) -> Dict[str, tf.Tensor]:
+    out = encoder_outputs(encoder, inputs)
+    out["embedding"] = pooling.pool(
+        out["sequence_output"],
+        inputs["input_mask"],
+        settings["pooling"],
+        settings["normalize"],
+    )
+    return out
+
+  return outputs
 
 
 def classifier_outputs(classifier, inputs) -> Dict[str, tf.Tensor]:

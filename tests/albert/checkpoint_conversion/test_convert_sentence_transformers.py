@@ -15,8 +15,11 @@ from albert import model_dir as model_dir_lib
 from albert.checkpoint_conversion import convert
 from albert.checkpoint_conversion import sentence_transformers as st
 from albert.checkpoint_conversion.errors import ConversionError
+from albert.modeling import pooling
 from albert.serving import embedding
 from albert.serving import exporter
+from albert.serving import onnx_export
+from albert.serving import tflite_export
 from albert.serving.embedding import Embedder
 from tests import helpers
 from tests.albert.finetuning import finetune_helpers
@@ -212,3 +215,56 @@ def test_albert_embed_files_from_a_model_directory_and_an_export(
   )
   helpers.assert_one_line(bad, "embed", "no column 'text'", "--column")
   assert not (tmp_path / "no.npy").exists()
+
+
+def test_the_onnx_encoder_embeds_as_sentence_transformers(imported):
+  onnxruntime = pytest.importorskip("onnxruntime")
+  pretrainer, _ = model_dir_lib.load_pretrainer(imported)
+  settings = model_dir_lib.read_embedding(imported)
+  expected = np.load(os.path.join(FIXTURE, "outputs.npz"))
+  session = onnxruntime.InferenceSession(
+      onnx_export.build(pretrainer.encoder, settings).SerializeToString(),
+      providers=["CPUExecutionProvider"],
+  )
+  ids = expected["ids"]
+  feeds = {
+      "input_word_ids": np.maximum(ids, 0).astype(np.int32),
+      "input_mask": (ids >= 0).astype(np.int32),
+      "input_type_ids": np.zeros_like(ids, np.int32),
+  }
+  (vectors,) = session.run(["embedding"], feeds)
+  assert _cosines(vectors, expected["embeddings"]).min() >= 0.99999
+  for mode in ("cls", "max", "mean_sqrt_len"):
+    proto = onnx_export.build(
+        pretrainer.encoder, {"pooling": mode, "normalize": False}
+    )
+    session = onnxruntime.InferenceSession(
+        proto.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    (got,) = session.run(["embedding"], feeds)
+    sequence = pretrainer.encoder(
+        {k: tf.constant(v) for k, v in feeds.items()}
+    )["sequence_output"]
+    want = pooling.pool(sequence, feeds["input_mask"], mode).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=mode)
+
+
+def test_the_tflite_encoder_embeds_as_sentence_transformers(imported):
+  pretrainer, _ = model_dir_lib.load_pretrainer(imported)
+  settings = model_dir_lib.read_embedding(imported)
+  expected = np.load(os.path.join(FIXTURE, "outputs.npz"))
+  flatbuffer = tflite_export.convert(
+      pretrainer.encoder,
+      tflite_export.embedding_outputs(settings),
+      seq_length=expected["ids"].shape[1],
+      precision="float32",
+  )
+  interpreter = tf.lite.Interpreter(model_content=flatbuffer)
+  runner = interpreter.get_signature_runner("serving_default")
+  ids = expected["ids"]
+  out = runner(
+      input_word_ids=np.maximum(ids, 0).astype(np.int32),
+      input_mask=(ids >= 0).astype(np.int32),
+      input_type_ids=np.zeros_like(ids, np.int32),
+  )
+  assert _cosines(out["embedding"], expected["embeddings"]).min() >= 0.99999
