@@ -148,6 +148,8 @@ LOCAL_BY_NATURE = {
     "official/benchmark/": "/proc and this machine's processes",
     "official/config/gin_files.py": "gin-config reads gin files itself",
     "official/io/tfrecord.py": "the data tools' local shards",
+    "official/io/download.py": "a download lands in a local file (a .part)",
+    "albert/registry/": "the model cache: a local directory, flock locks",
     "albert/configs.py": "the package's own gin directory",
     "albert/pretraining_data/": (
         "the data tools read a local corpus and write local shards (their "
