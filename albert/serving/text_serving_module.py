@@ -148,8 +148,9 @@ class TextServingModule(export_base.ExportModule):
   @tf.function(input_signature=[_TEXT, _TEXT])
   def similarity(self, first, second):
     self.preprocessor.check_same_batch(first=first, second=second)
-    a = tf.math.l2_normalize(self._embed(first)["embedding"], axis=-1)
-    b = tf.math.l2_normalize(self._embed(second)["embedding"], axis=-1)
+    # One encoder call for both batches (padded to the longest of both).
+    both = self._embed(tf.concat([first, second], axis=0))["embedding"]
+    a, b = tf.split(tf.math.l2_normalize(both, axis=-1), 2, axis=0)
     return {"cosine": tf.reduce_sum(a * b, axis=-1)}
 
   def signatures(self):

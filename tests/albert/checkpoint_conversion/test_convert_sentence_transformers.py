@@ -17,7 +17,8 @@ from albert.checkpoint_conversion import sentence_transformers as st
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.modeling import pooling
 from albert.serving import embedding
-from albert.serving import exporter
+from albert.serving.text_serving_module import TextServingModule
+from albert.serving.wordpiece_preprocessor import make_preprocessor
 from albert.serving import onnx_export
 from albert.serving import tflite_export
 from albert.serving.embedding import Embedder
@@ -132,15 +133,21 @@ def test_modules_it_cannot_carry_are_one_line(tmp_path):
 
 @pytest.fixture(scope="module")
 def export_dir(imported, tmp_path_factory):
+  """The serving SavedModel `exporter.export` writes (its serving/ alone:
+  the encoder and preprocessing SavedModels have no embed signature)."""
   pretrainer, _ = model_dir_lib.load_pretrainer(imported)
   path = str(tmp_path_factory.mktemp("st_export") / "export")
-  exporter.export(
+  module = TextServingModule(
       pretrainer,
-      spm_model_file=os.path.join(imported, "spiece.model"),
-      export_dir=path,
-      seq_length=24,
+      make_preprocessor(
+          spm_model_file=os.path.join(imported, "spiece.model"),
+          seq_length=24,
+          do_lower_case=True,
+      ),
       embedding=model_dir_lib.read_embedding(imported),
   )
+  serving = os.path.join(path, "serving")
+  tf.saved_model.save(module, serving, signatures=module.signatures())
   return path
 
 
