@@ -48,6 +48,7 @@ from official.errors import InputError
 from official.core import model_config_file
 from official.errors import first_line
 from official.io import download as download_lib
+from official.io import files
 
 CACHE_ENV = "ALBERT_TF2_CACHE"
 OFFLINE_ENVS = ("ALBERT_TF2_OFFLINE", "HF_HUB_OFFLINE")
@@ -276,7 +277,7 @@ def _build(source, key, local, staging, progress) -> Dict:
 
 def _download(url: str, path: str, sha256, progress) -> str:
   if os.path.isfile(path):  # complete: downloads are renamed only then
-    digest = download_lib.file_digest(path)
+    digest = files.file_sha256(path)
     if sha256 and digest != sha256.lower():
       os.remove(path)
     else:

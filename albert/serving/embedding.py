@@ -27,6 +27,18 @@ from official.io import atomic_write
 from official.io import files
 
 
+def in_length_order(items, vectors, batch_size: int, dim: int) -> np.ndarray:
+  """[len(items), dim] float32, in the order of `items`: `vectors(batch)`
+  of batches of `batch_size` items taken shortest first, so that each batch
+  pads to a length near its own."""
+  out = np.zeros((len(items), dim), np.float32)
+  order = sorted(range(len(items)), key=lambda i: len(items[i]))
+  for start in range(0, len(order), batch_size):
+    chosen = order[start : start + batch_size]
+    out[chosen] = np.asarray(vectors([items[i] for i in chosen]))
+  return out
+
+
 class Embedder:
   """Embeds texts with an encoder and its tokenizer.
 
@@ -92,21 +104,16 @@ class Embedder:
 
   def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
     """[len(texts), H] float32, in the order of `texts`."""
+
+    def vectors(rows: List[List[int]]) -> np.ndarray:
+      lengths = np.array([len(r) for r in rows])
+      mask = np.arange(lengths.max())[None, :] < lengths[:, None]
+      batch = np.zeros(mask.shape, np.int32)
+      batch[mask] = np.concatenate(rows)
+      return self._call(tf.constant(batch), tf.constant(mask.astype(np.int32)))
+
     ids = [self.token_ids(t) for t in texts]
-    out = np.zeros((len(ids), self.dim), np.float32)
-    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-    for start in range(0, len(order), batch_size):
-      chosen = order[start : start + batch_size]
-      width = max(len(ids[i]) for i in chosen)
-      batch = np.zeros((len(chosen), width), np.int32)
-      for row, i in enumerate(chosen):
-        batch[row, : len(ids[i])] = ids[i]
-      mask = (
-          np.arange(width)[None, :]
-          < np.array([len(ids[i]) for i in chosen])[:, None]
-      ).astype(np.int32)
-      out[chosen] = self._call(tf.constant(batch), tf.constant(mask)).numpy()
-    return out
+    return in_length_order(ids, vectors, batch_size, self.dim)
 
 
 class SavedModelEmbedder:
@@ -118,13 +125,10 @@ class SavedModelEmbedder:
     self.dim = int(self._embed.structured_outputs["embedding"].shape[-1])
 
   def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
-    out = np.zeros((len(texts), self.dim), np.float32)
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    for start in range(0, len(order), batch_size):
-      chosen = order[start : start + batch_size]
-      batch = tf.constant([texts[i] for i in chosen], tf.string)
-      out[chosen] = self._embed(text=batch)["embedding"].numpy()
-    return out
+    def vectors(batch: List[str]):
+      return self._embed(text=tf.constant(batch, tf.string))["embedding"]
+
+    return in_length_order(list(texts), vectors, batch_size, self.dim)
 
 
 def open_embedder(path: str, checkpoint: Optional[str] = None):

@@ -4,6 +4,7 @@ from typing import Any, Dict, Optional
 
 import tensorflow as tf
 
+from albert import model_dir as model_dir_lib
 from albert.modeling import pooling
 from albert.serving.preprocessor import AlbertPreprocessor
 from albert.modeling.pretrainer import AlbertPretrainer
@@ -47,29 +48,27 @@ class TextServingModule(export_base.ExportModule):
     super().__init__(pretrainer, name=name)
     self.preprocessor = preprocessor
     self.top_k = top_k
-    settings = embedding or {}
-    self.pooling = str(settings.get("pooling", "mean"))
-    self.normalize = bool(settings.get("normalize", False))
+    settings = {**model_dir_lib.EMBEDDING_DEFAULTS, **(embedding or {})}
+    self.pooling = str(settings["pooling"])
+    self.normalize = bool(settings["normalize"])
     limit = pretrainer.encoder.config.max_position_embeddings
-    self.embed_length = min(settings.get("max_seq_length") or limit, limit)
+    self.embed_length = min(settings["max_seq_length"] or limit, limit)
+
+    def encode(xla: bool):
+      return tf.function(
+          lambda inputs: pretrainer.encoder(
+              {name: inputs[name] for name in _INPUT_NAMES}, training=False
+          ),
+          input_signature=[{name: _IDS for name in _INPUT_NAMES}],
+          jit_compile=xla,
+          autograph=False,
+      )
+
     # Lengths vary with each batch: no XLA here (it compiles per shape).
-    self._encode_any_length = tf.function(
-        lambda inputs: pretrainer.encoder(
-            {name: inputs[name] for name in _INPUT_NAMES}, training=False
-        ),
-        input_signature=[{name: _IDS for name in _INPUT_NAMES}],
-        autograph=False,
-    )
+    self._encode_any_length = encode(False)
     # The model part is compiled with XLA (the SentencePiece ops cannot be);
     # one input signature, so every signature shares one trace of it.
-    self._encode = tf.function(
-        lambda inputs: pretrainer.encoder(
-            {name: inputs[name] for name in _INPUT_NAMES}, training=False
-        ),
-        input_signature=[{name: _IDS for name in _INPUT_NAMES}],
-        jit_compile=jit_compile,
-        autograph=False,
-    )
+    self._encode = encode(jit_compile)
 
   @tf.function(input_signature=[_TEXT])
   def serve(self, text):

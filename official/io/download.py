@@ -17,7 +17,6 @@ Only the standard library: urllib, so proxies come from the usual
 environment variables (`https_proxy`, `no_proxy`).
 """
 
-import hashlib
 import http.client
 import os
 import re
@@ -28,8 +27,10 @@ import urllib.error
 import urllib.request
 from typing import Callable, Dict, Optional
 
+from official.core.progress import Progress
 from official.core.progress import format_duration
 from official.errors import InputError
+from official.io import files
 
 CHUNK = 1 << 20
 _HEX64 = re.compile(r'^(?:W/)?"?([0-9a-f]{64})"?$')
@@ -61,22 +62,24 @@ class _Meter:
   """The progress line of one download."""
 
   def __init__(self, name: str, total: Optional[int], start: int, stream):
-    self.name, self.total, self.start = name, total, start
+    self.name = name
+    self.progress = Progress(total, start=start)  # bytes; rate and ETA
     self.stream = stream
-    self.began = time.monotonic()
     self.tty = hasattr(stream, "isatty") and stream.isatty()
     self.last_shown, self.last_decile = 0.0, -1
 
+  @property
+  def total(self) -> Optional[int]:
+    return self.progress.total
+
   def line(self, done: int) -> str:
-    elapsed = max(time.monotonic() - self.began, 1e-6)
-    rate = (done - self.start) / elapsed
+    self.progress.update(done)
+    eta = self.progress.eta
     total = f" / {format_bytes(self.total)}" if self.total else ""
-    eta = "?"
-    if self.total and rate > 0:
-      eta = format_duration((self.total - done) / rate)
     return (
         f"{self.name}: {format_bytes(done)}{total}, "
-        f"{format_bytes(rate)}/s, ETA {eta}"
+        f"{format_bytes(self.progress.rate)}/s, "
+        f"ETA {format_duration(eta) if eta is not None else '?'}"
     )
 
   def show(self, done: int, final: bool = False) -> None:
@@ -119,15 +122,6 @@ def _open(url: str, offset: int, headers: Dict[str, str], timeout: float):
     if e.code == 416 and offset:  # the part file already holds every byte
       return None
     raise HttpError(f"{url}: HTTP {e.code} {e.reason}", e.code) from None
-
-
-def file_digest(path: str) -> str:
-  """Hex SHA-256 of a local file."""
-  digest = hashlib.sha256()
-  with open(path, "rb") as f:
-    for chunk in iter(lambda: f.read(CHUNK), b""):
-      digest.update(chunk)
-  return digest.hexdigest()
 
 
 def download(
@@ -180,7 +174,7 @@ def download(
           if meter is None:
             name = os.path.basename(path)
             meter = _Meter(name, total, offset, progress)
-          meter.total = total
+          meter.progress.total = total
           with open(part, "ab" if offset else "wb") as f:
             done = offset
             while chunk := response.read(CHUNK):
@@ -205,7 +199,7 @@ def download(
             f"{format_bytes(kept)} kept in {part}: run again to resume"
         ) from None
       sleep(min(2.0**failures, 30.0))
-  actual = file_digest(part)
+  actual = files.file_sha256(part)
   if expected is not None and actual != expected:
     os.remove(part)
     raise DownloadError(
