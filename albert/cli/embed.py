@@ -6,9 +6,10 @@ r"""Embeds a file of texts: one vector per text.
   albert-embed --model=albert_base_v2 --input=texts.txt --output=vectors.npy
 
 --model: a model directory (its embedding.json: pooling, normalisation,
-maximum length, as a sentence-transformers import records them; default
-mean pooling), an exported SavedModel (its `embed` signature), or a
-released model's name (albert-fetch --list). --input: one text per line,
+maximum length, as a sentence-transformers import or a sentence_embedding
+fine-tuning records them; default mean pooling; a fine-tuned one's dev-best
+checkpoint), an exported SavedModel (its `embed` signature), or a released
+model's name (albert-fetch --list). --input: one text per line,
 or a column of a .csv / .tsv (header row) or .jsonl file. --output: .npy
 ([N, H] float32, in the input's order) or .jsonl ({"text", "embedding"}),
 written under a temporary name and renamed when complete. Texts are
@@ -21,6 +22,7 @@ from absl import flags
 from absl import logging
 
 from albert import cli
+from albert.finetuning import embedders
 from albert.registry import fetch as registry
 from albert.serving import embedding
 
@@ -41,7 +43,7 @@ def main(argv):
   cli.unexpected_arguments(argv)
   cli.require_flags("model", "input", "output")
   logging.set_verbosity(logging.INFO)
-  embedder = embedding.open_embedder(registry.resolve(MODEL.value))
+  embedder = embedders.open_embedder(registry.resolve(MODEL.value))
   count = embedding.embed_file(
       embedder,
       INPUT.value,

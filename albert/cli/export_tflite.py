@@ -21,7 +21,7 @@ SavedModel at batch 1.
 """
 
 import os
-from typing import Callable, Sequence
+from typing import Sequence
 
 from absl import flags
 from absl import logging
@@ -61,27 +61,6 @@ GIN_FILES = flags.DEFINE_multi_string(
 GIN_PARAMS = flags.DEFINE_multi_string("gin_param", [], "Extra gin bindings.")
 
 
-# Heads whose models take packed [B, T] inputs (what a TFLite model takes).
-_PACKED_INPUT_HEADS = ("sequence_classification", "token_classification")
-
-
-def finetuned_outputs(task, model) -> Callable:
-  """The outputs function of a fine-tuned model on packed [B, T] inputs:
-  sentence classification or regression (GLUE, own data) and token
-  classification. SQuAD and RACE models take other inputs and return spans
-  or per-choice scores: ValueError."""
-  if getattr(model, "head_kind", None) not in _PACKED_INPUT_HEADS:
-    raise ValueError(
-        f"{type(task).__name__} is not a classification, regression or "
-        "token classification task: TFLite export covers those; serve "
-        "this one as a SavedModel (python -m albert.run_finetuning "
-        "--mode=export)"
-    )
-  if getattr(task, "is_regression", False):
-    return tflite_export.regression_outputs
-  return tflite_export.classifier_outputs
-
-
 def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
   cli.require_flags("model_dir", "output")
@@ -106,7 +85,7 @@ def main(argv: Sequence[str]) -> None:
         gin_param=GIN_PARAMS.value,
     )
     try:
-      outputs = finetuned_outputs(task, model)
+      outputs = tflite_export.finetuned_outputs(task, model)
     except ValueError as e:
       raise InputError(f"--gin_file: {e}") from None
     seq_length = SEQ.value or task.seq_length

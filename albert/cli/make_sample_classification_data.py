@@ -10,6 +10,12 @@ labelled with their package (asyncio, email, logging, unittest), split
 --multi_label writes texts of one or two sentences with a `labels` column
 naming their packages ("asyncio|logging"), for
 gin/finetune/text_multilabel.gin.
+
+--pairs=anchor_positive writes sentence pairs (`id,anchor,positive`: a
+docstring sentence and the next one) and --pairs=scored scored pairs
+(`id,text,text_pair,score`: 1 for the next sentence, 0.5 for a sentence of
+the same package, 0 for another package's), for
+gin/finetune/sentence_embedding.gin.
 """
 
 from absl import flags
@@ -26,12 +32,22 @@ MULTI_LABEL = flags.DEFINE_bool(
     "from (a `labels` column, '|'-joined).",
 )
 
+PAIRS = flags.DEFINE_enum(
+    "pairs",
+    None,
+    sample_data.PAIR_FORMS,
+    "Sentence pairs for training an embedder instead of labelled texts.",
+)
+
 
 def main(argv):
   cli.unexpected_arguments(argv)
-  counts = sample_data.write_sample_classification_data(
-      OUT_DIR.value, multi_label=MULTI_LABEL.value
-  )
+  if PAIRS.value:
+    counts = sample_data.write_sample_pairs(OUT_DIR.value, PAIRS.value)
+  else:
+    counts = sample_data.write_sample_classification_data(
+        OUT_DIR.value, multi_label=MULTI_LABEL.value
+    )
   logging.info(
       "Wrote %s: %s",
       OUT_DIR.value,

@@ -2,6 +2,8 @@
 albert.run_finetuning` runs, and its tasks, one package per family.
 
   training                 run(): train_and_eval, eval, predict, export
+  embedders                open_embedder(): a trained embedder, an export or
+                           an imported model, by path
 
 Shared by every family:
   finetune_task            FinetuneTask: tokenizer, cached features, prediction
@@ -21,8 +23,9 @@ Families (each: data readers, the task, its metrics and serving):
   glue/      GlueTask: the nine GLUE tasks and AX; submission files
   squad/     SquadTask: SQuAD v1.1 and v2.0, character-exact answers
   race/      RaceTask: multiple choice
-  own_data/  CSV / TSV / JSON Lines classification and regression, CoNLL token
-             classification, labels files, the sample data set
+  own_data/  CSV / TSV / JSON Lines classification and regression, sentence
+             embedders, CoNLL token classification, labels files, the sample
+             data sets
 
 The networks and heads the tasks train are in `albert/modeling/`.
 """

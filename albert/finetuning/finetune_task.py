@@ -1,23 +1,15 @@
 """`FinetuneTask`: what every fine-tuning task (GLUE, SQuAD, RACE) shares.
 
-A fine-tuning task reads its files in the format users download, converts
-examples into fixed-shape features with the pretraining SentencePiece model,
-trains a head on the encoder with the generic `official.core.trainer`, and
-turns the model's outputs back into the official metrics, submission files
-and a raw-text serving SavedModel.
+A task reads its files as users download them, converts examples into
+fixed-shape features, trains a head on the encoder with the generic
+`official.core.trainer`, and turns the outputs into the official metrics,
+prediction files and a raw-text serving SavedModel.
 
-Subclasses set `name` and the split tuples and implement the hooks marked
-abstract. The base class provides the tokenizer, the cached training records
-(`albert/finetuning/feature_cache.py`), the training input pipeline, and ordered
-prediction over a split:
-
-  read_examples(split) -> examples
-  featurize(examples, training) -> feature dicts: every `feature_spec` key
-      (numpy-like values) plus any Python metadata the task needs later
-  model(batch) -> outputs dict          (build_model; has an `encoder`)
-  evaluate_outputs(split, examples, features, outputs) -> metrics
-  write_predictions(split, examples, features, outputs, dir) -> files
-  serving_module(model, preprocessor) -> tf.Module with `signatures()`
+Subclasses set `name` and the split tuples and implement the abstract hooks
+(read_examples, featurize, feature_spec, build_model, the loss,
+evaluate_outputs, write_predictions, serving_module). The base class
+provides the tokenizer, the cached training records (`feature_cache.py`),
+the training input pipeline, and ordered prediction over a split.
 """
 
 import abc
@@ -180,6 +172,11 @@ class FinetuneTask(Task, abc.ABC):
   def feature_spec(self) -> Dict[str, tf.TensorSpec]:
     """Model inputs and labels of one feature: name -> shape and dtype."""
 
+  def prediction_spec(self) -> Dict[str, tf.TensorSpec]:
+    """The spec of `featurize(training=False)`'s features (an embedder
+    predicts on single texts, not on training rows)."""
+    return self.feature_spec()
+
   def feature_options(self) -> Dict[str, Any]:
     """Task options that change the features (part of the cache key)."""
     return {}
@@ -213,6 +210,10 @@ class FinetuneTask(Task, abc.ABC):
     """What eval, predict and export need to know besides the weights, kept
     in MODEL_DIR/labels.json with the first checkpoint (e.g. own data's
     label set); None: the task keeps none (its recipe fixes its model)."""
+    return None
+
+  def embedding_settings(self) -> Optional[Dict[str, Any]]:
+    """An embedder's settings (MODEL_DIR/embedding.json); None otherwise."""
     return None
 
   def use_state(self, state: TaskState) -> None:
@@ -286,10 +287,8 @@ class FinetuneTask(Task, abc.ABC):
   def pack(
       self, first: Sequence[int], second: Optional[Sequence[int]] = None
   ) -> Dict[str, np.ndarray]:
-    """[CLS] first [SEP] (second [SEP]) padded to seq_length (already trimmed).
-
-    Returns int32 [seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
-    """
+    """int32 [seq_length] `input_word_ids`, `input_mask`, `input_type_ids`
+    of [CLS] first [SEP] (second [SEP]), padded (segments already trimmed)."""
     return pack_segments(
         first,
         second,
@@ -391,7 +390,7 @@ class FinetuneTask(Task, abc.ABC):
       self._split_features[split] = (
           examples,
           features,
-          feature_cache.stack_features(features, self.feature_spec()),
+          feature_cache.stack_features(features, self.prediction_spec()),
       )
     examples, features, arrays = self._split_features[split]
     runner = runner or self._default_runner

@@ -6,6 +6,8 @@ weights, and `TaskState`, the one record that hands it to the task
                                data (own data: the label set, whether inputs
                                are pairs; `FinetuneTask.saved_facts`), written
                                with the first checkpoint
+  MODEL_DIR/embedding.json     an embedder's pooling, normalisation, length
+                               and lower-casing (`model_dir.read_embedding`)
   MODEL_DIR/eval_results.json  the dev evaluation's metrics and what it chose
                                (SQuAD v2's null threshold, multi-label
                                thresholds)
@@ -20,6 +22,7 @@ import json
 import os
 from typing import Any, Dict, Optional, Tuple
 
+from albert import model_dir as model_dir_lib
 from official.errors import InputError
 from official.io import atomic_write
 from official.io import files
@@ -81,13 +84,19 @@ class TaskState:
 
 
 def files_of(task) -> Dict[str, str]:
-  """{"labels.json": its text} of a task that keeps facts ({} otherwise):
-  what the trainer and the converters write beside the checkpoint."""
+  """{"labels.json": its text} of a task that keeps facts, and
+  {"embedding.json": ...} of an embedder (`model_dir.read_embedding` reads
+  it): what the trainer and the converters write beside the checkpoint."""
+  written = {}
   facts = task.saved_facts()
-  if facts is None:
-    return {}
-  text = json.dumps({"task": task.name, **facts}, indent=2) + "\n"
-  return {LABELS_FILE: text}
+  if facts is not None:
+    text = json.dumps({"task": task.name, **facts}, indent=2) + "\n"
+    written[LABELS_FILE] = text
+  settings = task.embedding_settings()
+  if settings is not None:
+    text = json.dumps(settings, indent=2, sort_keys=True) + "\n"
+    written[model_dir_lib.EMBEDDING_FILE] = text
+  return written
 
 
 def write_eval_results(model_dir: str, results: Dict[str, float]) -> str:

@@ -27,6 +27,7 @@ from albert.finetuning.task_state import write_eval_results
 from albert.finetuning.glue.task import GlueTask  # noqa: F401
 from albert.finetuning.race.task import RaceTask  # noqa: F401
 from albert.finetuning.squad.task import SquadTask  # noqa: F401
+from albert.finetuning.own_data import sentence_embedding  # noqa: F401
 from albert.finetuning.own_data import text_classification  # noqa: F401
 from albert.finetuning.own_data import text_multilabel  # noqa: F401
 from albert.finetuning.own_data import token_classification  # noqa: F401
@@ -320,9 +321,10 @@ def export(
 ) -> None:
   """Writes the task's raw-text serving SavedModel, or with
   `export_format="onnx"` EXPORT_DIR/model.onnx (token ids in), atomically."""
-  if export_format == "onnx":
+  if export_format == "onnx":  # an embedder's: pooled as its settings say
     with atomic_write.atomic_directory(export_dir) as tmp:
-      onnx_export.write(model, os.path.join(tmp, "model.onnx"))
+      path = os.path.join(tmp, "model.onnx")
+      onnx_export.write(model, path, task.embedding_settings())
     logging.info("Wrote the %s ONNX model to %s", task.name, export_dir)
     return
   module = task.serving_module(model, task.preprocessor())

@@ -18,6 +18,7 @@ Modules (each named for its main class):
   squad_heads               SpanHead (v1.1), ConditionalSpanHead (v2.0)
   squad                     AlbertSquadModel: encoder + span head
   pooling                   SentencePooling: token vectors -> one per text
+  sentence_embedder         AlbertSentenceEmbedder: encoder + pooling
   weight_names              our name of every weight (converters, warm starts)
   flops                     analytic FLOP counts, for benchmarks
   parameter_counts          parameter counts per component

@@ -7,8 +7,10 @@ Modules:
                             `bert_pack_inputs`
   hub_encoder_module        HubEncoderModule: the TF Hub-style encoder on token
                             ids
+  embedding_serving         EmbeddingServingModule: raw text -> sentence
+                            embeddings (embed, similarity)
   text_serving_module       TextServingModule: raw text end to end (fill_mask,
-                            ...)
+                            embed, ...)
   exporter                  export(): the three SavedModels, written atomically
   tflite_export             TFLite flatbuffers (float32, dynamic-range int8)
   onnx_export               ONNX models written from the weights (encoder,

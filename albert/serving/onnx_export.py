@@ -249,8 +249,9 @@ def _pool(g: _Graph, x: str, pooling: str, normalize: bool) -> str:
 
 def build(model, embedding: Optional[Dict] = None):
   """The ONNX model of an `AlbertEncoder` or a fine-tuned classifier; an
-  encoder with `embedding` settings (`model_dir.read_embedding`) also
-  outputs `embedding` [batch, H], pooled and normalised as they say.
+  encoder (or a model with one) with `embedding` settings
+  (`model_dir.read_embedding`) also outputs `embedding` [batch, H], pooled
+  and normalised as they say.
 
   Raises:
     InputError: a head without an ONNX form here, or a model not computing
@@ -258,6 +259,8 @@ def build(model, embedding: Optional[Dict] = None):
   """
   onnx = _onnx()
   encoder = model if isinstance(model, AlbertEncoder) else model.encoder
+  if embedding is not None:
+    model = encoder  # an embedder's head is the pooling the settings say
   kind = None if model is encoder else getattr(model, "head_kind", None)
   if model is not encoder and kind not in HEAD_KINDS:
     raise InputError(

@@ -87,6 +87,32 @@ def regression_outputs(regressor, inputs) -> Dict[str, tf.Tensor]:
   return {"score": regressor(inputs, training=False)["logits"][:, 0]}
 
 
+# Heads whose models take packed [B, T] inputs (what a TFLite model takes).
+_PACKED_INPUT_HEADS = ("sequence_classification", "token_classification")
+
+
+def finetuned_outputs(task, model) -> Callable:
+  """The outputs function of a fine-tuned model on packed [B, T] inputs:
+  sentence classification or regression (GLUE, own data), token
+  classification, and a trained embedder (its encoder's outputs and the
+  pooled `embedding`). SQuAD and RACE models take other inputs and return
+  spans or per-choice scores: ValueError."""
+  settings = task.embedding_settings()
+  if settings is not None:
+    pooled = embedding_outputs(settings)
+    return lambda embedder, inputs: pooled(embedder.encoder, inputs)
+  if getattr(model, "head_kind", None) not in _PACKED_INPUT_HEADS:
+    raise ValueError(
+        f"{type(task).__name__} is not a classification, regression or "
+        "token classification task: TFLite export covers those; serve "
+        "this one as a SavedModel (python -m albert.run_finetuning "
+        "--mode=export)"
+    )
+  if getattr(task, "is_regression", False):
+    return regression_outputs
+  return classifier_outputs
+
+
 def convert(
     model, outputs: Callable, *, seq_length: int, precision: str
 ) -> bytes:

@@ -27,6 +27,7 @@ from typing import (
 )
 
 from official.errors import InputError
+from official.io import atomic_write
 from official.io import files
 from albert.finetuning.text_example import TextExample
 
@@ -161,6 +162,26 @@ def _csv_rows(path, reader) -> Iterator[Tuple[int, Dict[str, Any]]]:
     yield reader.line_num, row
 
 
+def read_all_rows(
+    path: str,
+) -> Tuple[List[Tuple[int, Dict[str, Any]]], set]:
+  """(every (line number, row) of `read_rows`, the set of column names);
+  InputError for a file that is not UTF-8 or has no rows."""
+  try:
+    rows = list(read_rows(path))
+  except UnicodeDecodeError as e:
+    raise InputError(
+        f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save the file "
+        "as UTF-8"
+    ) from None
+  if not rows:
+    raise InputError(f"{path}: no rows; it needs a header and examples")
+  keys = set()
+  for _, row in rows:
+    keys.update(row)
+  return rows, keys
+
+
 def read_text_examples(
     path: str,
     columns: Columns,
@@ -187,18 +208,7 @@ def read_text_examples(
   Returns:
     (examples, pair).
   """
-  try:
-    rows = list(read_rows(path))
-  except UnicodeDecodeError as e:
-    raise InputError(
-        f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save the file "
-        "as UTF-8"
-    ) from None
-  if not rows:
-    raise InputError(f"{path}: no rows; it needs a header and examples")
-  keys = set()
-  for _, row in rows:
-    keys.update(row)
+  rows, keys = read_all_rows(path)
   if columns.text not in keys:
     raise InputError(
         f"{path}: no {columns.text!r} column (it has {', '.join(sorted(keys))})"
@@ -222,14 +232,14 @@ def read_text_examples(
   examples = []
   seen_ids = {}
   for index, (number, row) in enumerate(rows):
-    text = _text(path, number, row, columns.text)
-    text_b = _text(path, number, row, columns.text_pair) if pair else None
+    text = text_value(path, number, row, columns.text)
+    text_b = text_value(path, number, row, columns.text_pair) if pair else None
     label = None
     if has_label:
       if label_parser is not None:
         label = label_parser(path, number, row.get(columns.label), labeled)
       else:
-        label = _label(
+        label = label_value(
             path, number, row.get(columns.label), columns.label, regression
         )
       if label is None and labeled:
@@ -253,7 +263,9 @@ def read_text_examples(
   return examples, pair
 
 
-def _text(path: str, number: int, row: Dict[str, Any], column: str) -> str:
+def text_value(path: str, number: int, row: Dict[str, Any], column: str) -> str:
+  """The string in `column` of a row; InputError if it is missing or not a
+  string."""
   value = row.get(column)
   if value is None:
     raise InputError(
@@ -267,7 +279,7 @@ def _text(path: str, number: int, row: Dict[str, Any], column: str) -> str:
   return value
 
 
-def _label(path, number, value, column, regression):
+def label_value(path, number, value, column, regression):
   """A label string, a float for regression, or None when empty."""
   if value is None or (isinstance(value, str) and not value.strip()):
     return None
@@ -292,3 +304,26 @@ def _label(path, number, value, column, regression):
   if isinstance(value, float) and value.is_integer():
     value = int(value)
   return str(value).strip()
+
+
+def write_rows(
+    input_path: str, split: str, header, rows, output_dir: str
+) -> str:
+  """Writes OUTPUT_DIR/SPLIT_predictions.EXT (atomically) in the format of
+  the split's input file: JSON Lines objects for .jsonl / .json input, else
+  a CSV or TSV file with `header`. Returns its path."""
+  ext = os.path.splitext(input_path)[1]
+  if ext in (".jsonl", ".json"):
+    path = os.path.join(output_dir, f"{split}_predictions.jsonl")
+    text = "".join(
+        json.dumps(dict(zip(header, row)), ensure_ascii=False) + "\n"
+        for row in rows
+    )
+    atomic_write.write_atomic(path, text)
+    return path
+  path = os.path.join(output_dir, f"{split}_predictions{ext}")
+  with atomic_write.atomic_file(path, newline="", encoding="utf-8") as f:
+    writer = csv.writer(f, delimiter="\t" if ext == ".tsv" else ",")
+    writer.writerow(header)
+    writer.writerows(rows)
+  return path

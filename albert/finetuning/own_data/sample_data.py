@@ -5,6 +5,9 @@ docstrings of `asyncio`, `email`, `logging` and `unittest` (read as
 `albert/pretraining_data/sample_corpus.py` reads them, never imported),
 labelled with their package. Real English, the same for a given Python
 version, no download: the data of the README's own-data example.
+
+The same docstrings give sentence pairs for training an embedder
+(`write_sample_pairs`): a sentence and the one after it in its docstring.
 """
 
 import csv
@@ -31,6 +34,16 @@ def labelled_sentences(
       for package in packages
       for document in sample_corpus.iter_documents(os.path.join(root, package))
       for sentence in document
+  ]
+
+
+def _documents(packages: Sequence[str] = PACKAGES) -> List[Tuple[str, list]]:
+  """(package, sentences) of every docstring of the packages."""
+  root = sample_corpus.stdlib_dir()
+  return [
+      (package, list(document))
+      for package in packages
+      for document in sample_corpus.iter_documents(os.path.join(root, package))
   ]
 
 
@@ -90,6 +103,66 @@ def write_sample_classification_data(
         (f"{split}-{i}", sentence, label)
         for i, (sentence, label) in enumerate(rows)
     )
+    contents[os.path.join(out_dir, f"{split}.csv")] = text.getvalue()
+    counts[split] = len(rows)
+  atomic_write.write_atomic_files(contents)
+  return counts
+
+
+PAIR_FORMS = ("anchor_positive", "scored")
+
+
+def _pair_rows(form: str) -> Dict[str, List[Tuple]]:
+  """The rows of each split: a docstring's sentences two by two
+  (anchor, positive); `scored` adds, for each, the anchor with a sentence
+  of another docstring of its package (0.5) and of another package (0),
+  the pair itself scoring 1. A docstring stays in one split."""
+  rng = random.Random(0)
+  documents = [(p, d) for p, d in _documents() if len(d) >= 2]
+  by_package = {}
+  for package, sentences in documents:
+    by_package.setdefault(package, []).extend(sentences)
+  rows = {split: [] for split in SPLITS}
+  seen = set()
+  for package, sentences in documents:
+    if sentences[0] in seen:  # a docstring repeated in several modules
+      continue
+    seen.add(sentences[0])
+    split = _split_of(sentences[0])
+    for i in range(0, len(sentences) - 1, 2):
+      anchor, positive = sentences[i], sentences[i + 1]
+      if form == "anchor_positive":
+        rows[split].append((anchor, positive))
+        continue
+      other = rng.choice([p for p in by_package if p != package])
+      rows[split] += [
+          (anchor, positive, 1.0),
+          (anchor, rng.choice(by_package[package]), 0.5),
+          (anchor, rng.choice(by_package[other]), 0.0),
+      ]
+  return rows
+
+
+def write_sample_pairs(out_dir: str, form: str) -> Dict[str, int]:
+  """Writes OUT_DIR/{train,dev,test}.csv of sentence pairs for
+  gin/finetune/sentence_embedding.gin: `id,anchor,positive` rows
+  (`form="anchor_positive"`) or `id,text,text_pair,score` rows
+  (`form="scored"`). Returns the rows of each split; the files are written
+  together or not at all."""
+  if form not in PAIR_FORMS:
+    raise ValueError(f"form={form!r} is not one of {PAIR_FORMS}")
+  header = (
+      ["id", "anchor", "positive"]
+      if form == "anchor_positive"
+      else ["id", "text", "text_pair", "score"]
+  )
+  os.makedirs(out_dir, exist_ok=True)
+  contents, counts = {}, {}
+  for split, rows in _pair_rows(form).items():
+    text = io.StringIO(newline="")
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows((f"{split}-{i}", *row) for i, row in enumerate(rows))
     contents[os.path.join(out_dir, f"{split}.csv")] = text.getvalue()
     counts[split] = len(rows)
   atomic_write.write_atomic_files(contents)

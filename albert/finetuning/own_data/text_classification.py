@@ -11,9 +11,6 @@ with the first checkpoint, so that eval, predict and export read it back
 without the training file, and a resumed run with other labels is refused.
 """
 
-import csv
-import json
-import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gin
@@ -24,7 +21,6 @@ from albert.finetuning.task_state import TaskState
 from albert.finetuning.own_data import reader as own_data
 from albert.finetuning.sentence_classification import SentenceClassificationTask
 from official.errors import InputError
-from official.io import atomic_write
 
 
 class OwnDataTask(SentenceClassificationTask):
@@ -151,21 +147,9 @@ class OwnDataTask(SentenceClassificationTask):
 
   def _write_rows(self, split, header, rows, output_dir) -> str:
     """Prediction rows in the format of the split's input file."""
-    ext = os.path.splitext(self._split_file(split))[1]
-    if ext in (".jsonl", ".json"):
-      path = os.path.join(output_dir, f"{split}_predictions.jsonl")
-      text = "".join(
-          json.dumps(dict(zip(header, row)), ensure_ascii=False) + "\n"
-          for row in rows
-      )
-      atomic_write.write_atomic(path, text)
-      return path
-    path = os.path.join(output_dir, f"{split}_predictions{ext}")
-    with atomic_write.atomic_file(path, newline="", encoding="utf-8") as f:
-      writer = csv.writer(f, delimiter="\t" if ext == ".tsv" else ",")
-      writer.writerow(header)
-      writer.writerows(rows)
-    return path
+    return own_data.write_rows(
+        self._split_file(split), split, header, rows, output_dir
+    )
 
 
 @gin.configurable

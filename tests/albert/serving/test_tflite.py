@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert.cli import export_tflite
 from albert.modeling.encoder import AlbertEncoder
 from albert.serving import tflite_export
 from albert.modeling.classifier import AlbertClassifier
@@ -96,8 +95,10 @@ def test_regression_and_token_heads_convert(kind, tmp_path):
   else:
     model = AlbertTokenClassifier(encoder, num_classes=5)
   model(model.dummy_inputs())
-  task = types.SimpleNamespace(is_regression=kind == "regression")
-  outputs = export_tflite.finetuned_outputs(task, model)
+  task = types.SimpleNamespace(
+      is_regression=kind == "regression", embedding_settings=lambda: None
+  )
+  outputs = tflite_export.finetuned_outputs(task, model)
   flatbuffer = tflite_export.convert(
       model, outputs, seq_length=12, precision="float32"
   )
@@ -117,13 +118,13 @@ def test_regression_and_token_heads_convert(kind, tmp_path):
 
 def test_multiple_choice_and_span_models_are_refused():
   encoder = AlbertEncoder.from_config_object(helpers.tiny_config())
-  race = types.SimpleNamespace()
+  race = types.SimpleNamespace(embedding_settings=lambda: None)
   with pytest.raises(ValueError, match="serve this one as a SavedModel"):
-    export_tflite.finetuned_outputs(
+    tflite_export.finetuned_outputs(
         race, AlbertMultipleChoice(encoder, num_classes=1)
     )
   with pytest.raises(ValueError, match="not a classification"):
-    export_tflite.finetuned_outputs(race, encoder)
+    tflite_export.finetuned_outputs(race, encoder)
 
 
 def _export_error(args):

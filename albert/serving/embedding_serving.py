@@ -1,0 +1,116 @@
+"""`EmbeddingServingModule`: texts in, one vector each out, in a SavedModel.
+
+The serving form of an embedding model: a trained sentence embedder's export
+(`albert/finetuning/own_data/sentence_embedding.py`) and, through
+`TextServingModule`, every raw-text SavedModel of a pretrained or imported
+model. Texts are padded to the longest of each batch (not to a fixed
+length), so the encoder runs without XLA, which compiles once per shape.
+"""
+
+from typing import Any, Dict, Optional
+
+import tensorflow as tf
+
+from albert import model_dir as model_dir_lib
+from albert.modeling import pooling
+from albert.serving.preprocessor import AlbertPreprocessor
+from official.core import export_base
+
+_TEXT = tf.TensorSpec([None], tf.string)
+_IDS = tf.TensorSpec([None, None], tf.int32)
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def encoder_function(encoder, jit_compile: bool):
+  """A tf.function of `encoder` on the three int32 [B, T] inputs, of any
+  B and T (one trace, shared by every signature that calls it)."""
+  return tf.function(
+      lambda inputs: encoder(
+          {name: inputs[name] for name in INPUT_NAMES}, training=False
+      ),
+      input_signature=[{name: _IDS for name in INPUT_NAMES}],
+      jit_compile=jit_compile,
+      autograph=False,
+  )
+
+
+class EmbeddingServingModule(export_base.ExportModule):
+  """Sentence embeddings from raw text; only TF and TF-Text ops.
+
+  Args:
+    model: a Keras model with an `encoder` (`AlbertSentenceEmbedder`,
+      `AlbertPretrainer`).
+    preprocessor: its in-graph tokenizer.
+    embedding: the embedding settings (`model_dir.EMBEDDING_DEFAULTS`'s
+      keys: pooling, normalize, max_seq_length; lower-casing is the
+      preprocessor's).
+
+  Signatures (text is string [B]):
+    embed(text) -> embedding float32 [B, H] (pooled and normalised as the
+      settings say), num_tokens int32 [B] ([CLS] and [SEP] included),
+      truncated bool [B] (the text was cut at the maximum length). A text
+      longer than the maximum is cut, never an error; an empty text gets
+      the vector of its two special tokens; an empty batch gives [0, H].
+    similarity(first, second) -> cosine float32 [B] of the two texts'
+      embeddings.
+    serving_default: embed (this module's own export only).
+  """
+
+  def __init__(
+      self,
+      model,
+      preprocessor: AlbertPreprocessor,
+      embedding: Optional[Dict[str, Any]] = None,
+      name: str = "embedding_serving",
+  ):
+    super().__init__(model, name=name)
+    self.preprocessor = preprocessor
+    settings = {**model_dir_lib.EMBEDDING_DEFAULTS, **(embedding or {})}
+    self.pooling = str(settings["pooling"])
+    self.normalize = bool(settings["normalize"])
+    limit = model.encoder.config.max_position_embeddings
+    self.embed_length = min(settings["max_seq_length"] or limit, limit)
+    # Lengths vary with each batch: no XLA here (it compiles per shape).
+    self._encode_any_length = encoder_function(model.encoder, False)
+
+  def _embed(self, text):
+    tokens = self.preprocessor.tokenize(text)  # [B, (n)]
+    room = self.embed_length - 2
+    lengths = tf.minimum(tokens.row_lengths(), room)
+    # The longest text of the batch (2: an empty batch's).
+    zero = tf.zeros([1], lengths.dtype)
+    longest = tf.cast(
+        tf.reduce_max(tf.concat([lengths, zero], 0)) + 2, tf.int32
+    )
+    inputs = self.preprocessor.pack([tokens], seq_length=longest)
+    outputs = self._encode_any_length(inputs)
+    embedding = pooling.pool(
+        outputs["sequence_output"],
+        inputs["input_mask"],
+        self.pooling,
+        self.normalize,
+    )
+    return {
+        "embedding": embedding,
+        "num_tokens": tf.cast(lengths + 2, tf.int32),
+        "truncated": tokens.row_lengths() > room,
+    }
+
+  @tf.function(input_signature=[_TEXT])
+  def embed(self, text):
+    return self._embed(text)
+
+  @tf.function(input_signature=[_TEXT, _TEXT])
+  def similarity(self, first, second):
+    self.preprocessor.check_same_batch(first=first, second=second)
+    # One encoder call for both batches (padded to the longest of both).
+    both = self._embed(tf.concat([first, second], axis=0))["embedding"]
+    a, b = tf.split(tf.math.l2_normalize(both, axis=-1), 2, axis=0)
+    return {"cosine": tf.reduce_sum(a * b, axis=-1)}
+
+  def signatures(self):
+    return {
+        "serving_default": self.embed,
+        "embed": self.embed,
+        "similarity": self.similarity,
+    }
