@@ -22,7 +22,13 @@ except ImportError:  # Python 3.10
   import tomli as tomllib
 
 # Test-only peers and tools: never imported by the package.
-TEST_ONLY = ("torch", "transformers", "apache_beam", "pytest")
+TEST_ONLY = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "apache_beam",
+    "pytest",
+)
 # Modules of an optional extra, imported only when it is asked for
 # (`create_pretraining_data --runner=...` for [beam]).
 EXTRAS = {"albert.pretraining_data.beam_pipeline": "apache_beam"}

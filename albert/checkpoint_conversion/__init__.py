@@ -24,6 +24,8 @@ And what they share:
   finetuned_names      fine-tuned models: our names, the heads' TF1 and HF names
   original_checkpoint  name-based (TF1) checkpoint reading and writing
   safetensors_io       transformers model directories (safetensors, .bin)
+  hf_tokenizer         tokenizer.json of a SentencePiece model, splitting as
+                       ours does
   errors               ConversionError, the one-line user error
 
 Command line: tools/convert_checkpoint.py; docs/checkpoint_conversion.md.

@@ -18,7 +18,9 @@ layer, a second Transformer) is refused in one line.
                                  lower-casing
   to_sentence_transformers    a model directory of ours -> a directory
                                  `SentenceTransformer(path)` loads (the
-                                 format before 6, which 6 reads too)
+                                 format before 6, which 6 reads too), its
+                                 tokenizer in tokenizer.json
+                                 (`hf_tokenizer`)
 """
 
 import json
@@ -29,6 +31,7 @@ from typing import Any, Dict
 from absl import logging
 
 from albert import model_dir as model_dir_lib
+from albert.checkpoint_conversion import hf_tokenizer
 from albert.checkpoint_conversion import huggingface
 from albert.checkpoint_conversion import model_io
 from albert.checkpoint_conversion.errors import ConversionError
@@ -205,13 +208,16 @@ def to_sentence_transformers(*, checkpoint: str, output_dir: str) -> str:
       shutil.move(os.path.join(hf, name), os.path.join(staging, name))
     os.rmdir(hf)
     shutil.copy(spm, os.path.join(staging, SPM_FILE))
+    lower = bool(settings["do_lower_case"])
     files = {
+        # The whole pipeline in tokenizer.json, read as it is written
+        # (transformers 5's AlbertTokenizer would rebuild its own).
+        hf_tokenizer.FILE_NAME: hf_tokenizer.tokenizer_json(spm, lower),
         "tokenizer_config.json": {
-            "tokenizer_class": "AlbertTokenizer",
-            "do_lower_case": bool(settings["do_lower_case"]),
-            "remove_space": True,
-            "keep_accents": False,
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            "do_lower_case": lower,
             "model_max_length": length,
+            **hf_tokenizer.SPECIAL_TOKENS,
         },
         ST_CONFIG_FILE: {"max_seq_length": length, "do_lower_case": False},
         os.path.join("1_Pooling", "config.json"): {

@@ -12,6 +12,11 @@ answering in turns (`official.benchmark.turns`).
   tflite_interpreter   a TFLite flatbuffer on TensorFlow's interpreter
                        (`tflite`)
   token_ids            the token ids the `tflite` workers encode
+  embed_saved_model    the SavedModel's `embed` signature on texts
+                       (`embedding`)
+  embed_onnx           our ONNX export on texts, batched or one text padded
+                       (`embedding`)
+  embed_sentence_transformers  sentence-transformers' `encode` (`embedding`)
 
 A worker imports the standard library, `serve_loop` and what it times, and
 nothing else of `albert` or `official`: the SavedModel's process holds
