@@ -52,7 +52,7 @@ class EmbedBenchmark:
 
   model: Optional[str] = None  # a sentence-transformers directory
   work_dir: Optional[str] = None
-  num_texts: int = 512
+  num_texts: int = 256
   batch_size: int = 32
   rounds: int = 3
   vocab_size: int = 8000  # of the random model's SentencePiece model
@@ -237,7 +237,7 @@ def measure(b: EmbedBenchmark, log=print) -> Dict:
   workers = []
   try:
     for name, module, args in specs:
-      log(f"starting {name} (warm-up: three calls)")
+      log(f"starting {name} (warm-up: two calls)")
       workers.append(_worker(name, module, args))
     log(f"timing {len(workers)} contestants, {b.rounds} rounds")
     times = turns.take_turns(workers, b.rounds)

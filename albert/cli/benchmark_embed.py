@@ -1,7 +1,7 @@
 r"""Sentence-embedding throughput against sentence-transformers and the
 one-text-padded ONNX calls of pymilvus and GPTCache.
 
-  python tools/benchmark_embed.py [--model=ST_DIR] [--num_texts=512] \
+  python tools/benchmark_embed.py [--model=ST_DIR] [--num_texts=256] \
       [--batch_size=32] [--rounds=3] [--json]
 
 --model is a sentence-transformers directory (`SentenceTransformer.save`,
@@ -44,7 +44,7 @@ MODEL = flags.DEFINE_string(
 WORK_DIR = flags.DEFINE_string(
     "work_dir", None, "Where the model, exports and texts go (default: tmp)."
 )
-NUM_TEXTS = flags.DEFINE_integer("num_texts", 512, "Texts per timed call.")
+NUM_TEXTS = flags.DEFINE_integer("num_texts", 256, "Texts per timed call.")
 BATCH = flags.DEFINE_integer("batch_size", 32, "Texts per batch.")
 ROUNDS = flags.DEFINE_integer("rounds", 3, "Timed calls per contestant.")
 COMPILE = flags.DEFINE_bool(

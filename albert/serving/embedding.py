@@ -25,6 +25,7 @@ from official.core.progress import Progress
 from official.errors import InputError
 from official.io import atomic_write
 from official.io import files
+from official.modeling import fusion
 
 
 def in_length_order(items, vectors, batch_size: int, dim: int) -> np.ndarray:
@@ -93,13 +94,15 @@ class Embedder:
     return [self.tokenizer.cls_id] + pieces + [self.tokenizer.sep_id]
 
   def _vectors(self, ids, mask):
-    outputs = self.encoder(
-        {
-            "input_word_ids": ids,
-            "input_mask": mask,
-            "input_type_ids": tf.zeros_like(ids),
-        }
-    )
+    with fusion.scope(True):  # as the SavedModel's `embed` computes
+      outputs = self.encoder(
+          {
+              "input_word_ids": ids,
+              "input_mask": mask,
+              "input_type_ids": tf.zeros_like(ids),
+          },
+          training=False,
+      )
     return self.pool(outputs["sequence_output"], mask)
 
   def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:

@@ -20,9 +20,10 @@ two XLA fusions. So:
   all early and keep them alive.
 
 `TrainerConfig.fused_kernels` (on by default) switches them on while the
-trainer traces its forward pass (`scope`); evaluation, export and serving
-trace the plain formulas, so a SavedModel holds no XLA-only function. The
-fusions compute in float32 (float64 for float64 inputs) and return the
+trainer traces its forward pass (`scope`), and a serving module may trace
+its forward pass in `scope` too (a SavedModel then needs XLA's CPU JIT);
+evaluation and the other exports trace the plain formulas. The fusions
+compute in float32 (float64 for float64 inputs) and return the
 input's dtype, so results can differ from the plain formulas' in the last
 bits (XLA's tanh; no bfloat16 rounding between steps). Every backward pass is
 written by hand; tests/official/test_fusion.py checks each against numpy and

@@ -72,7 +72,9 @@ def main(argv):
   def sample():
     return np.asarray(vectors(texts[:8], "longest"))
 
-  serve_loop.serve_calls(run, sample, {"onnxruntime": onnxruntime.__version__})
+  serve_loop.serve_calls(
+      run, sample, {"onnxruntime": onnxruntime.__version__}, warmups=2
+  )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def main(argv):
   def sample():
     return np.asarray(embed(text=tf.constant(texts[:8]))["embedding"])
 
-  serve_loop.serve_calls(run, sample, {"tensorflow": tf.__version__})
+  serve_loop.serve_calls(run, sample, {"tensorflow": tf.__version__}, warmups=2)
 
 
 if __name__ == "__main__":

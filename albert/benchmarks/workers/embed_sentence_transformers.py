@@ -58,6 +58,7 @@ def main(argv):
       lambda: encode(texts),
       lambda: np.asarray(encode(texts[:8]), np.float32),
       info,
+      warmups=2,  # the first compiles every shape
   )
 
 

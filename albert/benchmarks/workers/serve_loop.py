@@ -23,11 +23,14 @@ def serve_batches(
 
 
 def serve_calls(
-    run: Callable[[], None], pooled: Callable[[], Any], info: Dict
+    run: Callable[[], None],
+    pooled: Callable[[], Any],
+    info: Dict,
+    warmups: int = 3,
 ) -> None:
-  """Times `run()` per request line, after three calls; the first JSON line
-  is `info` with "pooled": `pooled()` (the pooled output, a numpy [H])
-  as a list."""
-  for _ in range(3):
+  """Times `run()` per request line, after `warmups` calls; the first JSON
+  line is `info` with "pooled": `pooled()` (the pooled output, a numpy
+  array) as a list."""
+  for _ in range(warmups):
     run()
   turns.serve(lambda _: run(), dict(info, pooled=pooled().tolist()))
