@@ -57,15 +57,22 @@ class EmbedBenchmark:
   rounds: int = 3
   vocab_size: int = 8000  # of the random model's SentencePiece model
   torch_compile: bool = True
+  bf16: Optional[bool] = None  # bfloat16 contestants; None: where native
   seed: int = 0
 
 
+# Packages of the standard library whose docstrings give the texts.
+TEXT_PACKAGES = ("asyncio", "email", "logging", "unittest", "json", "http")
+
+
 def sample_texts(count: int, seed: int = 0) -> List[str]:
-  """`count` texts of mixed length (1 to 12 sentences of the standard
-  library's docstrings: a few tokens to several hundred)."""
+  """`count` texts of mixed length (1 to 12 sentences of the docstrings of
+  TEXT_PACKAGES: a few tokens to several hundred)."""
+  root = sample_corpus.stdlib_dir()
   sentences = [
       s
-      for document in sample_corpus.iter_documents(sample_corpus.stdlib_dir())
+      for package in TEXT_PACKAGES
+      for document in sample_corpus.iter_documents(os.path.join(root, package))
       for s in document
   ]
   rng = random.Random(seed)
@@ -163,9 +170,10 @@ def measure(b: EmbedBenchmark, log=print) -> Dict:
   work = b.work_dir or tempfile.mkdtemp(prefix="benchmark_embed_")
   os.makedirs(work, exist_ok=True)
   cpu = cpu_info.read()
+  bf16 = cpu.bf16 if b.bf16 is None else b.bf16
   st_dir = b.model or random_model(work, b.vocab_size)
   log(f"model: {st_dir}; exporting ours")
-  paths = _exports(st_dir, work, cpu.bf16)
+  paths = _exports(st_dir, work, bf16)
   texts_file = os.path.join(work, "texts.json")
   texts = sample_texts(b.num_texts, b.seed)
   with open(texts_file, "w", encoding="utf-8") as f:
@@ -178,7 +186,7 @@ def measure(b: EmbedBenchmark, log=print) -> Dict:
           [paths["saved_model_float32"], texts_file, b.batch_size],
       )
   ]
-  if cpu.bf16:
+  if bf16:
     specs.append(
         (
             "ours_saved_model_bfloat16",
@@ -218,7 +226,7 @@ def measure(b: EmbedBenchmark, log=print) -> Dict:
             [st_dir, texts_file, b.batch_size, 1, "none"],
         )
     )
-  if cpu.bf16:
+  if bf16:
     specs.append(
         (
             "st_encode_bfloat16_compiled"

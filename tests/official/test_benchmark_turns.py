@@ -46,6 +46,19 @@ def test_worker_protocol(root):
   assert final["peak_rss_mb"] > 1
 
 
+def test_a_worker_reports_its_own_peak_rss_not_its_parents(root):
+  # ru_maxrss survives execve: a worker started from a large parent used
+  # to report the parent's size. 400 MB touched here; the worker is small.
+  ballast = bytearray(400 * 2**20)
+  ballast[::4096] = b"x" * len(ballast[::4096])
+  worker = _worker("small", root)
+  worker.time("x")
+  final = worker.close()
+  assert 1 < final["peak_rss_mb"] < 200, final
+  assert turns.peak_rss_mb() > 400
+  del ballast
+
+
 def test_a_dead_worker_is_one_error_line(root):
   del root
   with pytest.raises(turns.WorkerError, match=r"^bad: ValueError: boom$"):
