@@ -54,8 +54,8 @@ class EmbeddingServingModule(export_base.ExportModule):
       preprocessor's).
     fused_kernels: run the encoder's GELU, residual LayerNorms and
       attention softmax as XLA fusions (`official.modeling.fusion`), the
-      matrix products staying TensorFlow's: 1.7x the texts/s in bfloat16,
-      1.2x in float32 (docs/performance.md "Sentence embeddings"). XLA
+      matrix products staying TensorFlow's: 1.6x the texts/s in bfloat16,
+      1.15x in float32 (docs/performance.md "Sentence embeddings"). XLA
       compiles them per batch shape, on first use. Off: plain TensorFlow
       kernels, for a server without XLA's CPU JIT.
 
