@@ -106,11 +106,13 @@ def convert(
       )
   )
   if finetuned:
-    if (source or target) not in FINETUNED_FORMATS:
+    embedder_out = target == "sentence_transformers"
+    if (source or target) not in FINETUNED_FORMATS and not embedder_out:
       raise ConversionError(
           f"fine-tuned models (--gin_file) convert to and from "
-          f"{' and '.join(FINETUNED_FORMATS)} only; {source or target} "
-          "holds pretrained encoders"
+          f"{' and '.join(FINETUNED_FORMATS)} only (a trained embedder also "
+          f"to sentence_transformers); {source or target} holds pretrained "
+          "encoders"
       )
     if optimizer_slots:
       raise ConversionError(
@@ -150,7 +152,8 @@ def convert(
 
 
 def _finetuned_out(target, checkpoint, output_dir, spm_model_file, recipe):
-  """Our fine-tuned model directory -> original / transformers / keras-hub."""
+  """Our fine-tuned model directory -> original / transformers / keras-hub
+  (a trained embedder: -> sentence-transformers)."""
   model_dir, ckpt = model_dir_lib.split_checkpoint(checkpoint)
   task, model, path = finetuning.load_trained(
       model_dir=model_dir, checkpoint=ckpt, **recipe
@@ -162,6 +165,10 @@ def _finetuned_out(target, checkpoint, output_dir, spm_model_file, recipe):
         source=path,
         output_dir=output_dir,
         step=checkpoints.step_of(path),
+    )
+  if target == "sentence_transformers":  # a trained embedder
+    return sentence_transformers.finetuned_to_sentence_transformers(
+        task, model, output_dir
     )
   if target == "keras_hub":
     return keras_hub.finetuned_to_keras_hub(

@@ -16,6 +16,8 @@ layer, a second Transformer) is refused in one line.
                                  embedding.json records the pooling,
                                  normalisation, maximum length and
                                  lower-casing
+  finetuned_to_sentence_transformers  a trained embedder (fine-tuning's
+                                 sentence_embedding task) -> the same
   to_sentence_transformers    a model directory of ours -> a directory
                                  `SentenceTransformer(path)` loads (the
                                  format before 6, which 6 reads too), its
@@ -26,6 +28,7 @@ layer, a second Transformer) is refused in one line.
 import json
 import os
 import shutil
+import tempfile
 from typing import Any, Dict
 
 from absl import logging
@@ -36,6 +39,7 @@ from albert.checkpoint_conversion import huggingface
 from albert.checkpoint_conversion import model_io
 from albert.checkpoint_conversion.errors import ConversionError
 from albert.modeling.pooling import MODES
+from albert.modeling.pretrainer import AlbertPretrainer
 
 MODULES_FILE = "modules.json"
 ST_CONFIG_FILE = "sentence_bert_config.json"
@@ -239,6 +243,40 @@ def to_sentence_transformers(*, checkpoint: str, output_dir: str) -> str:
     if settings["normalize"]:
       os.makedirs(os.path.join(staging, "2_Normalize"))
   return output_dir
+
+
+def finetuned_to_sentence_transformers(task, model, output_dir: str) -> str:
+  """A trained embedder (`gin/finetune/sentence_embedding.gin`'s model,
+  restored by `finetuning.training.load_trained`) -> a directory
+  `SentenceTransformer(path)` loads, with its pooling, normalisation,
+  maximum length and tokenizer.
+
+  Raises:
+    ConversionError: the task's model is no embedder.
+  """
+  settings = task.embedding_settings()
+  if settings is None:
+    raise ConversionError(
+        f"a fine-tuned {task.name} model is no embedding model: "
+        "--to=sentence_transformers takes one trained with "
+        "gin/finetune/sentence_embedding.gin, or a pretrained model directory"
+    )
+  if not task.spm_model_file:
+    raise ConversionError(
+        "sentence-transformers' ALBERT tokenizer needs a SentencePiece model; "
+        "this embedder was trained with a WordPiece vocabulary"
+    )
+  model_io.check_output_dir(output_dir)
+  # Our pretrained-model layout, the encoder's weights in it (the
+  # pretraining heads, which an embedding model has none of, stay fresh).
+  with tempfile.TemporaryDirectory() as ours:
+    pretrainer = AlbertPretrainer.from_config_object(task.config)
+    pretrainer.encoder.set_weights(model.encoder.get_weights())
+    model_dir_lib.write_model_dir(ours, pretrainer)
+    shutil.copy(task.spm_model_file, os.path.join(ours, SPM_FILE))
+    with open(os.path.join(ours, model_dir_lib.EMBEDDING_FILE), "w") as f:
+      json.dump(settings, f)
+    return to_sentence_transformers(checkpoint=ours, output_dir=output_dir)
 
 
 def _modules(normalize: bool):

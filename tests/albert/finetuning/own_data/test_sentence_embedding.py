@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from albert.checkpoint_conversion import convert
 from albert.finetuning import embedders
 from albert.finetuning import training as finetuning
 from albert.finetuning.own_data import sample_data
@@ -305,6 +306,17 @@ def test_contrastive_training_beats_the_untrained_model_and_serves_it(
   )["cosine"].numpy()
   np.testing.assert_allclose(
       cosine, np.sum(vectors[:2] * vectors[1:3], -1), atol=2e-5
+  )
+
+  # --to=sentence_transformers: sentence-transformers embeds the same.
+  st_dir = str(tmp_path / "st")
+  convert.convert(
+      target="sentence_transformers", checkpoint=model_dir, output_dir=st_dir
+  )
+  sentence_transformers = pytest.importorskip("sentence_transformers")
+  theirs = sentence_transformers.SentenceTransformer(st_dir, device="cpu")
+  np.testing.assert_allclose(
+      theirs.encode(texts, convert_to_numpy=True), vectors, atol=2e-5
   )
 
   # A retrieval dev file reports accuracy@1 and MRR for the same model.
