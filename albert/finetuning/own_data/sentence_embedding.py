@@ -233,10 +233,7 @@ class SentenceEmbeddingTask(FinetuneTask):
     return score
 
   def read_examples(self, split):
-    form, examples = self.read_split(split)
-    if split == self.train_split and form == TEXTS:
-      raise InputError(f"{self._split_file(split)}: no pairs to train on")
-    return examples
+    return self.read_split(split)[1]
 
   @property
   def train_form(self) -> str:
@@ -245,9 +242,17 @@ class SentenceEmbeddingTask(FinetuneTask):
   @property
   def main_metric(self) -> str:
     """The explicit one, else the dev file's form's first metric."""
-    if self._main_metric:
-      return self._main_metric
-    return self.METRICS[self.read_split(self.eval_splits[0])[0]][0]
+    split = self.eval_splits[0]
+    reported = self.METRICS[self.read_split(split)[0]]
+    if self._main_metric is None:
+      return reported[0]
+    if self._main_metric not in reported:
+      raise InputError(
+          f"SentenceEmbeddingTask.main_metric={self._main_metric!r}: the "
+          f"{split} file's rows report {', '.join(reported)}; pick one of "
+          "those or give the other form of rows"
+      )
+    return self._main_metric
 
   # --- Features ---------------------------------------------------------------
 

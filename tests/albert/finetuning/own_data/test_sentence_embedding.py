@@ -179,6 +179,20 @@ def test_rows_of_another_form_are_one_line_errors(
     task.read_examples("train")
 
 
+def test_the_dev_form_picks_the_metric(tmp_path):
+  task = _task(tmp_path, [("a", "b")], ["anchor", "positive"])
+  _write(tmp_path / "data" / "dev.csv", ["text", "text_pair", "score"], [])
+  with open(tmp_path / "data" / "dev.csv", "a") as f:
+    f.write("a,b,0.5\n")
+  assert task.main_metric == "spearman"
+  assert task.selection_key == "dev/spearman"
+  wrong = _task(
+      tmp_path, [("a", "b")], ["anchor", "positive"], main_metric="mrr"
+  )
+  with pytest.raises(InputError, match="report spearman, pearson"):
+    _ = wrong.main_metric
+
+
 def test_settings_are_checked():
   for kwargs, message in (
       ({"pooling": "sum"}, "pooling"),
