@@ -7,7 +7,7 @@ one program per shape).
 
 Pretraining reads examples and documents; fine-tuning covers every task
 family: classification, regression, multi-label, token classification,
-SQuAD v1.1 and v2.0, RACE.
+SQuAD v1.1 and v2.0, RACE, sentence embeddings.
 """
 
 import json
@@ -56,6 +56,13 @@ _FINETUNING = {
         "race",
         ["RaceTask.seq_length = 48", "RaceTask.max_qa_length = 16"],
     ),
+    # Scored pairs: the cosine loss is a sum over rows, so micro-batches
+    # add up to the global batch's loss (in-batch negatives would not).
+    "sentence_embedding": (
+        "sentence_embedding.gin",
+        "pairs",
+        ["SentenceEmbeddingTask.seq_length = 24"],
+    ),
 }
 _SEQ = {
     "TextRegressionTask": 24,
@@ -65,14 +72,14 @@ _SEQ = {
 }
 
 
-def _write_scores(folder):
+def _write_scores(folder, label="label", scale=5.0):
   rng = random.Random(1)
   folder.mkdir()
   for split, n in (("train", 16), ("dev", 5), ("test", 2)):
     with open(folder / f"{split}.jsonl", "w") as f:
       for _ in range(n):
         row = {"text": "the value of a string", "text_pair": "a list"}
-        f.write(json.dumps({**row, "label": rng.random() * 5}) + "\n")
+        f.write(json.dumps({**row, label: rng.random() * scale}) + "\n")
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +100,7 @@ def data(tmp_path_factory, tokenizer, corpus_path, spm_model):
   )
   write_sst2(str(root / "glue"), n_train=16, n_dev=5, n_test=2)
   _write_scores(root / "scores")
+  _write_scores(root / "pairs", label="score", scale=1.0)
   test_text_multilabel.write_multilabel_csv(
       str(root / "multilabel"), n_train=16, n_dev=5
   )
@@ -113,6 +121,7 @@ def data(tmp_path_factory, tokenizer, corpus_path, spm_model):
       "root": root,
       "sst2": root / "glue",
       "scores": root / "scores",
+      "pairs": root / "pairs",
       "multilabel": root / "multilabel",
       "conll": root / "conll",
       "race": root / "race",
