@@ -68,11 +68,9 @@ TEXT_PACKAGES = ("asyncio", "email", "logging", "unittest", "json", "http")
 def sample_texts(count: int, seed: int = 0) -> List[str]:
   """`count` texts of mixed length (1 to 12 sentences of the docstrings of
   TEXT_PACKAGES: a few tokens to several hundred)."""
-  root = sample_corpus.stdlib_dir()
   sentences = [
       s
-      for package in TEXT_PACKAGES
-      for document in sample_corpus.iter_documents(os.path.join(root, package))
+      for _, document in sample_corpus.package_documents(TEXT_PACKAGES)
       for s in document
   ]
   rng = random.Random(seed)

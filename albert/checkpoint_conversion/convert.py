@@ -100,9 +100,7 @@ def convert(
       target is not None
       and bool(checkpoint)
       and finetuning.is_finetuned_dir(
-          finetuning.best_seed_dir(
-              model_dir_lib.split_checkpoint(checkpoint)[0]
-          )
+          model_dir_lib.split_checkpoint(checkpoint)[0]
       )
   )
   if finetuned:

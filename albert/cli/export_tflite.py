@@ -75,9 +75,7 @@ def main(argv: Sequence[str]) -> None:
   model_dir_path = registry.resolve(MODEL_DIR.value)
   if not files.isdir(model_dir_path):
     raise InputError(f"--model_dir={MODEL_DIR.value} does not exist")
-  if GIN_FILES.value or finetuning.is_finetuned_dir(
-      finetuning.best_seed_dir(model_dir_path)
-  ):
+  if GIN_FILES.value or finetuning.is_finetuned_dir(model_dir_path):
     task, model, _ = finetuning.load_trained(
         model_dir=model_dir_path,
         checkpoint=CHECKPOINT.value,

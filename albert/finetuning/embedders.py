@@ -18,7 +18,7 @@ def open_embedder(path: str, checkpoint=None):
   Raises:
     InputError: `path` is a fine-tuned model of another task.
   """
-  if training.is_finetuned_dir(training.best_seed_dir(path)):
+  if training.is_finetuned_dir(path):
     task, model, _ = training.load_trained(
         model_dir=path, checkpoint=checkpoint
     )

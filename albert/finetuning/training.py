@@ -240,9 +240,10 @@ def recorded_recipe(gin_file: Sequence[str], model_dir: str) -> List[str]:
 
 
 def is_finetuned_dir(model_dir: str) -> bool:
-  """Whether MODEL_DIR's recorded recipe selects a fine-tuning task (a
-  fine-tuned model directory, not a pretrained one)."""
-  recorded = os.path.join(model_dir, model_dir_lib.GIN_FILE)
+  """Whether MODEL_DIR (a `--seeds` run: its dev-best seed's) records a
+  recipe that selects a fine-tuning task: a fine-tuned model directory, not
+  a pretrained one."""
+  recorded = os.path.join(best_seed_dir(model_dir), model_dir_lib.GIN_FILE)
   return files.exists(recorded) and "finetuning_task.task_cls" in (
       files.read_text(recorded)
   )

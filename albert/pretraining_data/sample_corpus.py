@@ -16,7 +16,7 @@ import re
 import sysconfig
 import textwrap
 import tokenize
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from official.io import atomic_write
 
@@ -123,6 +123,17 @@ def iter_documents(root: Optional[str] = None) -> Iterator[List[str]]:
   tree = _parse(os.path.join(root, "pydoc_data", "topics.py"))
   if tree:
     yield from _help_topics(tree)
+
+
+def package_documents(
+    packages: Sequence[str], root: Optional[str] = None
+) -> Iterator[Tuple[str, List[str]]]:
+  """(package, document) of every docstring of the standard library's
+  `packages` (directories under root), package by package."""
+  root = root or stdlib_dir()
+  for package in packages:
+    for document in iter_documents(os.path.join(root, package)):
+      yield package, document
 
 
 def _parse(path: str) -> Optional[ast.Module]:

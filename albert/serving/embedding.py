@@ -9,7 +9,6 @@ each batch, not to a fixed length. An empty text gets the vector of its two
 special tokens; an empty list gives an empty [0, H] array.
 """
 
-import csv
 import json
 import os
 from typing import List, Optional, Sequence
@@ -25,6 +24,7 @@ from official.core.progress import Progress
 from official.errors import InputError
 from official.io import atomic_write
 from official.io import files
+from official.io import table_rows
 from official.modeling import fusion
 
 
@@ -145,34 +145,25 @@ def open_embedder(path: str, checkpoint: Optional[str] = None):
 
 def read_texts(path: str, column: str = "text") -> List[str]:
   """The texts of a file: one per line, or `column` of a CSV / TSV (header
-  row) or JSON Lines file (by its extension)."""
-  text = files.read_text(path, "the texts file")
-  if path.endswith((".csv", ".tsv")):
-    rows = csv.DictReader(
-        text.splitlines(), delimiter="\t" if path.endswith(".tsv") else ","
+  row) or JSON Lines file (by its extension; `official.io.table_rows`)."""
+  if not path.endswith(table_rows.EXTENSIONS):
+    return files.read_text(path, "the texts file").splitlines()
+  rows = table_rows.rows_of(path)
+  keys = set().union(*(row for _, row in rows))
+  if rows and column not in keys:
+    raise InputError(
+        f"{path}: no column {column!r} (it has {', '.join(sorted(keys))}); "
+        "name the texts' column with --column"
     )
-    if column not in (rows.fieldnames or []):
+  texts = []
+  for number, row in rows:
+    value = row.get(column)
+    if value is None and not path.endswith((".csv", ".tsv")):
       raise InputError(
-          f"{path}: no column {column!r} (it has {rows.fieldnames}); name "
-          "the texts' column with --column"
+          f"{path} line {number}: no field {column!r}; name it with --column"
       )
-    return [row[column] or "" for row in rows]
-  if path.endswith((".jsonl", ".json")):
-    texts = []
-    for number, line in enumerate(text.splitlines(), 1):
-      if not line.strip():
-        continue
-      try:
-        record = json.loads(line)
-      except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{number}: not JSON ({e.msg})") from None
-      if not isinstance(record, dict) or column not in record:
-        raise InputError(
-            f"{path}:{number}: no field {column!r}; name it with --column"
-        )
-      texts.append(str(record[column]))
-    return texts
-  return text.splitlines()
+    texts.append("" if value is None else str(value))
+  return texts
 
 
 def embed_file(

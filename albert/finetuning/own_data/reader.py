@@ -4,7 +4,8 @@
 (`.json` is read as JSON Lines too). CSV and TSV files start with a header
 row and follow Python's `csv` module (RFC 4180 quoting: a field holding the
 delimiter, a quote or a line break is quoted, as pandas' `to_csv` writes it).
-JSON Lines hold one object per line. Columns are found by name: a text
+JSON Lines hold one object per line (rows: `official/io/table_rows.py`).
+Columns are found by name: a text
 column, an optional second text column for sentence pairs, a label column
 (optional in `test`) and an optional id column (else the row number).
 Every problem is reported with the file and line it is on.
@@ -19,7 +20,6 @@ from typing import (
     Any,
     Callable,
     Dict,
-    Iterator,
     List,
     Optional,
     Sequence,
@@ -29,9 +29,9 @@ from typing import (
 from official.errors import InputError
 from official.io import atomic_write
 from official.io import files
+from official.io.table_rows import EXTENSIONS
+from official.io.table_rows import read_all_rows
 from albert.finetuning.text_example import TextExample
-
-EXTENSIONS = (".csv", ".tsv", ".jsonl", ".json")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,88 +100,6 @@ def split_file_names(split: str, extensions: Sequence[str] = EXTENSIONS) -> str:
   return ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def read_rows(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
-  """(line number, row dict) of a CSV, TSV or JSON Lines file.
-
-  CSV/TSV values are strings (missing trailing fields are None); JSON Lines
-  values keep their JSON types.
-  """
-  if path.endswith((".jsonl", ".json")):
-    with files.open_text(path, encoding="utf-8-sig") as f:
-      for number, line in enumerate(f, 1):
-        if not line.strip():
-          continue
-        try:
-          row = json.loads(line)
-        except json.JSONDecodeError as e:
-          raise InputError(
-              f"{path} line {number}: not JSON ({e.msg}); JSON Lines files "
-              "hold one object per line"
-          ) from None
-        if not isinstance(row, dict):
-          raise InputError(
-              f"{path} line {number}: a JSON {type(row).__name__}, not an "
-              'object; write each row as {"text": ..., "label": ...}'
-          )
-        yield number, row
-    return
-  delimiter = "\t" if path.endswith(".tsv") else ","
-  # Long documents are one field: lift the csv module's 128 KiB field limit.
-  csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
-  # utf-8-sig: files saved by spreadsheet programs start with a BOM.
-  with files.open_text(path, encoding="utf-8-sig", newline="") as f:
-    reader = csv.DictReader(f, delimiter=delimiter, strict=True)
-    try:
-      yield from _csv_rows(path, reader)
-    except csv.Error as e:  # the reader has not counted the row's lines
-      raise InputError(
-          f"{path} line {reader.line_num + 1}: {e}; check the quoting of the "
-          "row that starts there"
-      ) from None
-
-
-def _csv_rows(path, reader) -> Iterator[Tuple[int, Dict[str, Any]]]:
-  if reader.fieldnames is None:
-    return  # empty file
-  duplicated = sorted(
-      {n for n in reader.fieldnames if reader.fieldnames.count(n) > 1}
-  )
-  if duplicated:
-    raise InputError(
-        f"{path} line 1: the header names {', '.join(duplicated)} twice; "
-        "give every column its own name"
-    )
-  for row in reader:
-    if None in row:  # more fields than the header
-      fields = len(reader.fieldnames) + len(row[None])
-      raise InputError(
-          f"{path} line {reader.line_num}: {fields}"
-          f" fields but the header has {len(reader.fieldnames)}; quote "
-          "fields that hold the delimiter"
-      )
-    yield reader.line_num, row
-
-
-def read_all_rows(
-    path: str,
-) -> Tuple[List[Tuple[int, Dict[str, Any]]], set]:
-  """(every (line number, row) of `read_rows`, the set of column names);
-  InputError for a file that is not UTF-8 or has no rows."""
-  try:
-    rows = list(read_rows(path))
-  except UnicodeDecodeError as e:
-    raise InputError(
-        f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save the file "
-        "as UTF-8"
-    ) from None
-  if not rows:
-    raise InputError(f"{path}: no rows; it needs a header and examples")
-  keys = set()
-  for _, row in rows:
-    keys.update(row)
-  return rows, keys
-
-
 def read_text_examples(
     path: str,
     columns: Columns,
@@ -247,20 +165,30 @@ def read_text_examples(
             f"{path} line {number}: the {columns.label!r} field is empty; "
             "give every training and dev example a label"
         )
-    guid = str(index)
-    if columns.id in keys:
-      value = row.get(columns.id)
-      guid = "" if value is None else str(value)
-      if guid in seen_ids:
-        raise InputError(
-            f"{path} line {number}: id {guid!r} is also on line "
-            f"{seen_ids[guid]}; ids must be unique"
-        )
-      seen_ids[guid] = number
+    guid = row_id(
+        path, number, row, index, column=columns.id, keys=keys, seen=seen_ids
+    )
     examples.append(
         TextExample(guid=guid, text_a=text, text_b=text_b, label=label)
     )
   return examples, pair
+
+
+def row_id(path, number, row, index, *, column, keys, seen) -> str:
+  """The id of row `index` (on line `number`): its `column` value when the
+  file has that column (`keys`), else the row number; InputError for an id
+  an earlier row has (`seen`: id -> line, updated here)."""
+  if column not in keys:
+    return str(index)
+  value = row.get(column)
+  guid = "" if value is None else str(value)
+  if guid in seen:
+    raise InputError(
+        f"{path} line {number}: id {guid!r} is also on line "
+        f"{seen[guid]}; ids must be unique"
+    )
+  seen[guid] = number
+  return guid
 
 
 def text_value(path: str, number: int, row: Dict[str, Any], column: str) -> str:

@@ -28,22 +28,10 @@ def labelled_sentences(
     packages: Sequence[str] = PACKAGES, root: str = None
 ) -> List[Tuple[str, str]]:
   """(sentence, package) of every docstring sentence of the packages."""
-  root = root or sample_corpus.stdlib_dir()
   return [
       (sentence, package)
-      for package in packages
-      for document in sample_corpus.iter_documents(os.path.join(root, package))
+      for package, document in sample_corpus.package_documents(packages, root)
       for sentence in document
-  ]
-
-
-def _documents(packages: Sequence[str] = PACKAGES) -> List[Tuple[str, list]]:
-  """(package, sentences) of every docstring of the packages."""
-  root = sample_corpus.stdlib_dir()
-  return [
-      (package, list(document))
-      for package in packages
-      for document in sample_corpus.iter_documents(os.path.join(root, package))
   ]
 
 
@@ -91,22 +79,27 @@ def write_sample_classification_data(
   `multi_label`, texts of one or two sentences and a `labels` column of
   their packages ('|'-joined). Returns the rows of each split. The files are
   written together or not at all."""
+  by_split = {
+      split: _multi_label(rows, seed=number) if multi_label else rows
+      for number, (split, rows) in enumerate(_by_split().items())
+  }
+  header = ["id", "text", "labels" if multi_label else "label"]
+  return _write_splits(out_dir, header, by_split)
+
+
+def _write_splits(out_dir, header, by_split) -> Dict[str, int]:
+  """OUT_DIR/SPLIT.csv of `header` and each split's rows, each row led by
+  its id `SPLIT-i`, written together or not at all; the rows per split."""
   os.makedirs(out_dir, exist_ok=True)
-  contents, counts = {}, {}
-  for number, (split, rows) in enumerate(_by_split().items()):
-    if multi_label:
-      rows = _multi_label(rows, seed=number)
+  contents = {}
+  for split, rows in by_split.items():
     text = io.StringIO(newline="")
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["id", "text", "labels" if multi_label else "label"])
-    writer.writerows(
-        (f"{split}-{i}", sentence, label)
-        for i, (sentence, label) in enumerate(rows)
-    )
+    writer.writerow(header)
+    writer.writerows((f"{split}-{i}", *row) for i, row in enumerate(rows))
     contents[os.path.join(out_dir, f"{split}.csv")] = text.getvalue()
-    counts[split] = len(rows)
   atomic_write.write_atomic_files(contents)
-  return counts
+  return {split: len(rows) for split, rows in by_split.items()}
 
 
 PAIR_FORMS = ("anchor_positive", "scored")
@@ -118,7 +111,11 @@ def _pair_rows(form: str) -> Dict[str, List[Tuple]]:
   of another docstring of its package (0.5) and of another package (0),
   the pair itself scoring 1. A docstring stays in one split."""
   rng = random.Random(0)
-  documents = [(p, d) for p, d in _documents() if len(d) >= 2]
+  documents = [
+      (p, d)
+      for p, d in sample_corpus.package_documents(PACKAGES)
+      if len(d) >= 2
+  ]
   by_package = {}
   for package, sentences in documents:
     by_package.setdefault(package, []).extend(sentences)
@@ -156,14 +153,4 @@ def write_sample_pairs(out_dir: str, form: str) -> Dict[str, int]:
       if form == "anchor_positive"
       else ["id", "text", "text_pair", "score"]
   )
-  os.makedirs(out_dir, exist_ok=True)
-  contents, counts = {}, {}
-  for split, rows in _pair_rows(form).items():
-    text = io.StringIO(newline="")
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows((f"{split}-{i}", *row) for i, row in enumerate(rows))
-    contents[os.path.join(out_dir, f"{split}.csv")] = text.getvalue()
-    counts[split] = len(rows)
-  atomic_write.write_atomic_files(contents)
-  return counts
+  return _write_splits(out_dir, header, _pair_rows(form))

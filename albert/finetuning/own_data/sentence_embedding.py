@@ -47,6 +47,7 @@ from albert.serving.embedding import Embedder
 from albert.serving.embedding_serving import EmbeddingServingModule
 from official.errors import InputError
 from official.io import atomic_write
+from official.io import table_rows
 
 # The forms of a split file.
 RANKING = "anchor_positive"  # anchor, positive[, negative]
@@ -194,7 +195,7 @@ class SentenceEmbeddingTask(FinetuneTask):
     """(the split file's form, its rows), read once."""
     if split not in self._splits:
       path = self._split_file(split)
-      rows, keys = reader.read_all_rows(path)
+      rows, keys = table_rows.read_all_rows(path)
       form, columns = self._form(path, keys, split)
       examples, seen = [], {}
       for index, (number, row) in enumerate(rows):
@@ -202,15 +203,15 @@ class SentenceEmbeddingTask(FinetuneTask):
         score = None
         if form == SCORED:
           score = self._score(path, number, row)
-        guid = str(index)
-        if self.id_column in keys:
-          guid = str(row.get(self.id_column, ""))
-          if guid in seen:
-            raise InputError(
-                f"{path} line {number}: id {guid!r} is also on line "
-                f"{seen[guid]}; ids must be unique"
-            )
-          seen[guid] = number
+        guid = reader.row_id(
+            path,
+            number,
+            row,
+            index,
+            column=self.id_column,
+            keys=keys,
+            seen=seen,
+        )
         examples.append(EmbeddingExample(guid, texts, score))
       self._splits[split] = (form, examples)
     return self._splits[split]
