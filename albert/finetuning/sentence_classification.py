@@ -178,6 +178,9 @@ class GlueServingModule(export_base.ExportModule):
     )
     # The original record names, translated by the one table that has them.
     inputs = {RECORD_TO_MODEL[name]: parsed[name] for name in ORIGINAL_INPUTS}
+    # Cut after the batch's longest example (the preprocessor's dynamic
+    # length): padding past it changes no output.
+    inputs = self.preprocessor.trim_to_longest(inputs)
     logits = self.model(inputs, training=False)["logits"]  # [B, C]
     if self.labels is None:
       return {"predictions": logits[:, 0]}

@@ -72,9 +72,14 @@ def export(
   >>> outputs = serving.signatures["serving_default"](
   ...     text=tf.constant(["It opens the file."]))
   >>> outputs["pooled_output"].shape, outputs["sequence_output"].shape
-  (TensorShape([1, 16]), TensorShape([1, 12, 16]))
-  >>> outputs["input_mask"].numpy()  # [CLS] it opens the file . [SEP], padding
-  array([[1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0]], dtype=int32)
+  (TensorShape([1, 16]), TensorShape([1, 7, 16]))
+  >>> outputs["input_mask"].numpy()  # [CLS] it opens the file . [SEP]
+  array([[1, 1, 1, 1, 1, 1, 1]], dtype=int32)
+  >>> outputs = serving.signatures["serving_default"](
+  ...     text=tf.constant(["It opens the file.", "The file."]))
+  >>> outputs["input_mask"].numpy()  # padded to the batch's longest text
+  array([[1, 1, 1, 1, 1, 1, 1],
+         [1, 1, 1, 1, 1, 0, 0]], dtype=int32)
   """
   if files.exists(export_dir):
     raise ValueError(
@@ -90,11 +95,17 @@ def export(
         f"seq_length={seq_length} exceeds max_position_embeddings"
         f"={pretrainer.encoder.config.max_position_embeddings}"
     )
-  preprocessor = make_preprocessor(
-      spm_model_file=spm_model_file,
-      vocab_file=vocab_file,
-      seq_length=seq_length,
-      do_lower_case=do_lower_case,
+  preprocessor, hub_preprocessor = (
+      make_preprocessor(
+          spm_model_file=spm_model_file,
+          vocab_file=vocab_file,
+          seq_length=seq_length,
+          do_lower_case=do_lower_case,
+          dynamic_length=dynamic,
+      )
+      # Serving pads each batch to its longest text; the TF Hub
+      # preprocessing keeps that contract's fixed seq_length.
+      for dynamic in (True, False)
   )
   vocab = preprocessor.vocab_size
   if vocab != pretrainer.encoder.config.vocab_size:
@@ -105,7 +116,7 @@ def export(
   with atomic_write.atomic_directory(export_dir) as tmp:
     modules = {
         "encoder": HubEncoderModule(pretrainer, path, do_lower_case),
-        "preprocessing": HubPreprocessingModule(preprocessor),
+        "preprocessing": HubPreprocessingModule(hub_preprocessor),
         "serving": TextServingModule(
             pretrainer, preprocessor, top_k=top_k, embedding=embedding
         ),

@@ -52,12 +52,21 @@ class Preprocessor(tf.Module):
   and provides `tokenize`, `word_starts` and `piece_char_spans`.
 
   Args:
-    seq_length: length of the packed inputs; longer input is truncated
+    seq_length: the longest packed input; longer input is truncated
       (round-robin between the two segments of a pair).
     do_lower_case: lower-case before tokenizing (as the data tool did).
+    dynamic_length: pad each batch to its longest packed input (at most
+      `seq_length`), so a short request costs what its tokens cost; False
+      pads every batch to `seq_length` (TF Hub's preprocessing contract).
   """
 
-  def __init__(self, seq_length: int, do_lower_case: bool, name: str):
+  def __init__(
+      self,
+      seq_length: int,
+      do_lower_case: bool,
+      name: str,
+      dynamic_length: bool = True,
+  ):
     super().__init__(name=name)
     if seq_length < 3:
       raise ValueError(
@@ -65,6 +74,7 @@ class Preprocessor(tf.Module):
       )
     self.seq_length = seq_length
     self.do_lower_case = do_lower_case
+    self.dynamic_length = dynamic_length
 
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string [B] -> int32 ragged [B, (tokens)] ids."""
@@ -106,15 +116,16 @@ class Preprocessor(tf.Module):
   def pack(
       self, segments: List[tf.RaggedTensor], seq_length=None
   ) -> Dict[str, tf.Tensor]:
-    """[CLS] A [SEP] (B [SEP]), trimmed round-robin and padded to
-    `seq_length` (an int or int32 scalar tensor; default `self.seq_length`).
+    """[CLS] A [SEP] (B [SEP]), trimmed round-robin to `seq_length` (an int
+    or int32 scalar tensor; default `self.seq_length`) and padded to it, or,
+    when `seq_length` is not given and `dynamic_length` is set, to the
+    longest packed input of the batch.
 
     Returns:
-      int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
+      int32 [B, T] `input_word_ids`, `input_mask`, `input_type_ids`.
     """
-    if seq_length is None:
-      seq_length = self.seq_length
-    budget = seq_length - 1 - len(segments)
+    budget = (self.seq_length if seq_length is None else seq_length) - 1
+    budget -= len(segments)
     trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
     return self.pack_trimmed(trimmed, seq_length)
 
@@ -124,15 +135,19 @@ class Preprocessor(tf.Module):
     """`pack` for segments already trimmed to fit (tasks with their own rule).
 
     Returns:
-      int32 [B, seq_length] `input_word_ids`, `input_mask`, `input_type_ids`.
+      int32 [B, T] `input_word_ids`, `input_mask`, `input_type_ids`; T is
+      `seq_length`, else the batch's longest input (`dynamic_length`), else
+      `self.seq_length`.
     """
-    if seq_length is None:
-      seq_length = self.seq_length
     ids, type_ids = tf_text.combine_segments(
         segments,
         start_of_sequence_id=self.cls_id,
         end_of_segment_id=self.sep_id,
     )
+    if seq_length is None:
+      seq_length = self.seq_length
+      if self.dynamic_length:
+        seq_length = self.longest(ids.row_lengths())
     word_ids, mask = tf_text.pad_model_inputs(
         ids, seq_length, pad_value=self.pad_id
     )
@@ -142,6 +157,23 @@ class Preprocessor(tf.Module):
         "input_mask": tf.cast(mask, tf.int32),
         "input_type_ids": tf.cast(type_ids, tf.int32),
     }
+
+  @staticmethod
+  def longest(lengths: tf.Tensor) -> tf.Tensor:
+    """int32 scalar: the largest of `lengths` [B], 2 for an empty batch
+    (the length of an empty text's [CLS] [SEP])."""
+    floor = tf.constant([2], lengths.dtype)
+    return tf.cast(tf.reduce_max(tf.concat([lengths, floor], 0)), tf.int32)
+
+  def trim_to_longest(self, inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+    """Packed [B, T] inputs cut after the last position any example uses
+    (`input_mask`), when `dynamic_length` is set: fixed-length features
+    (a `tf_example` request) then cost what their tokens cost."""
+    if not self.dynamic_length:
+      return inputs
+    used = tf.reduce_sum(tf.cast(inputs["input_mask"], tf.int32), axis=1)
+    length = self.longest(used)
+    return {name: value[:, :length] for name, value in inputs.items()}
 
   @staticmethod
   def check_same_batch(**inputs: tf.Tensor) -> None:
@@ -195,6 +227,7 @@ class AlbertPreprocessor(Preprocessor):
     seq_length: length of the packed inputs; longer input is truncated
       (round-robin between the two segments of a pair).
     do_lower_case: lower-case before SentencePiece (as the data tool did).
+    dynamic_length: `Preprocessor`'s.
   """
 
   def __init__(
@@ -203,8 +236,9 @@ class AlbertPreprocessor(Preprocessor):
       seq_length: int = 128,
       do_lower_case: bool = True,
       name: str = "albert_preprocessor",
+      dynamic_length: bool = True,
   ):
-    super().__init__(seq_length, do_lower_case, name)
+    super().__init__(seq_length, do_lower_case, name, dynamic_length)
     self.spm_model = tf.saved_model.Asset(spm_model_file)
     model_proto = files.read_bytes(spm_model_file, "SentencePiece model")
     self.tokenizer = tf_text.SentencepieceTokenizer(

@@ -14,7 +14,9 @@ _TEXT = tf.TensorSpec([None], tf.string)
 class TextServingModule(embedding_serving.EmbeddingServingModule):
   """SentencePiece and the model in one graph; only TF and TF-Text ops.
 
-  Signatures (text is string [B]; over-long input is truncated to seq_length):
+  Signatures (text is string [B]; over-long input is truncated to seq_length;
+  T is the batch's longest packed text, or seq_length for a preprocessor
+  without `dynamic_length`):
     serving_default(text) -> pooled_output [B, H], sequence_output [B, T, H],
       input_mask [B, T].
     fill_mask(text with literal "[MASK]"s) -> for each text's masks, in order,
@@ -40,10 +42,13 @@ class TextServingModule(embedding_serving.EmbeddingServingModule):
   ):
     super().__init__(pretrainer, preprocessor, embedding, name=name)
     self.top_k = top_k
-    # The model part is compiled with XLA (the SentencePiece ops cannot be);
-    # one input signature, so every signature shares one trace of it.
+    # One input signature, so every signature shares one trace of the
+    # model part. At a fixed length it is compiled with XLA (the
+    # SentencePiece ops cannot be); lengths that vary with the request would
+    # make XLA compile the encoder once per shape, so they run on
+    # TensorFlow's kernels.
     self._encode = embedding_serving.encoder_function(
-        pretrainer.encoder, jit_compile
+        pretrainer.encoder, jit_compile and not preprocessor.dynamic_length
     )
 
   @tf.function(input_signature=[_TEXT])
@@ -63,7 +68,7 @@ class TextServingModule(embedding_serving.EmbeddingServingModule):
     is_mask = tf.equal(inputs["input_word_ids"], p.mask_id)  # [B, T]
     positions = tf.ragged.boolean_mask(
         tf.broadcast_to(
-            tf.range(p.seq_length, dtype=tf.int32), tf.shape(is_mask)
+            tf.range(tf.shape(is_mask)[1], dtype=tf.int32), tf.shape(is_mask)
         ),
         is_mask,
     )  # [B, (M)]

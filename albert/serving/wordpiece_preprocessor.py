@@ -33,6 +33,7 @@ class WordPiecePreprocessor(Preprocessor):
     vocab_file: the vocab.txt (with [UNK], [CLS], [SEP], [MASK]).
     seq_length: length of the packed inputs.
     do_lower_case: lower-case and strip accents (as the data tool did).
+    dynamic_length: `Preprocessor`'s.
   """
 
   def __init__(
@@ -41,8 +42,9 @@ class WordPiecePreprocessor(Preprocessor):
       seq_length: int = 128,
       do_lower_case: bool = True,
       name: str = "wordpiece_preprocessor",
+      dynamic_length: bool = True,
   ):
-    super().__init__(seq_length, do_lower_case, name)
+    super().__init__(seq_length, do_lower_case, name, dynamic_length)
     python = wordpiece.WordPieceTokenizer.from_file(vocab_file, do_lower_case)
     self.vocab = tf.saved_model.Asset(vocab_file)
     self.table = tf.lookup.StaticHashTable(
@@ -241,9 +243,14 @@ def make_preprocessor(
     vocab_file=None,
     seq_length: int = 128,
     do_lower_case: bool = True,
+    dynamic_length: bool = True,
 ) -> Preprocessor:
   """The preprocessor of --spm_model_file, else of --vocab_file (WordPiece),
-  as the original chooses."""
+  as the original chooses (`dynamic_length`: `Preprocessor`'s)."""
   if tokenizers.choose(spm_model_file, vocab_file) == tokenizers.SENTENCEPIECE:
-    return AlbertPreprocessor(spm_model_file, seq_length, do_lower_case)
-  return WordPiecePreprocessor(vocab_file, seq_length, do_lower_case)
+    return AlbertPreprocessor(
+        spm_model_file, seq_length, do_lower_case, dynamic_length=dynamic_length
+    )
+  return WordPiecePreprocessor(
+      vocab_file, seq_length, do_lower_case, dynamic_length=dynamic_length
+  )

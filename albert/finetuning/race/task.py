@@ -181,7 +181,9 @@ class RaceServingModule(export_base.ExportModule):
     keep = tf.ragged.range(articles.row_lengths()) < budget[:, tf.newaxis]
     articles = tf.ragged.boolean_mask(articles, keep)
     packed = p.pack_trimmed([articles, qa])  # [B*4, T] each
-    shape = [batch, NUM_OPTIONS, p.seq_length]
+    # T: the longest option (the preprocessor's dynamic length), or
+    # seq_length.
+    shape = [batch, NUM_OPTIONS, tf.shape(packed["input_word_ids"])[1]]
     return {k: tf.reshape(v, shape) for k, v in packed.items()}
 
   @tf.function(

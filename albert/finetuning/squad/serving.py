@@ -153,17 +153,18 @@ class SquadServingModule(export_base.ExportModule):
     inputs = p.pack_trimmed([window_query, window_doc])
     # Context position t holds window token t - offset.
     offset = window_query.row_lengths() + 2  # [W]
-    positions = tf.range(p.seq_length, dtype=tf.int64)[tf.newaxis]  # [1, T]
+    # T: the longest window (the preprocessor's dynamic length), or
+    # seq_length.
+    width = tf.shape(inputs["input_word_ids"], out_type=tf.int64)[1]
+    positions = tf.range(width, dtype=tf.int64)[tf.newaxis]  # [1, T]
     in_doc = (positions >= offset[:, tf.newaxis]) & (
         positions < (offset + length)[:, tf.newaxis]
     )  # [W, T]
-    index = tf.clip_by_value(
-        positions - offset[:, tf.newaxis], 0, p.seq_length - 1
-    )
+    index = tf.clip_by_value(positions - offset[:, tf.newaxis], 0, width - 1)
 
     def at_positions(ragged, default):
       padded = ragged.to_tensor(
-          default_value=default, shape=[None, p.seq_length]
+          default_value=default, shape=tf.stack([ragged.nrows(), width])
       )
       return tf.where(in_doc, tf.gather(padded, index, batch_dims=1), default)
 
