@@ -136,7 +136,10 @@ def _exports(st_dir: str, work: str, bf16: bool) -> Dict[str, str]:
         seq_length=length,
         do_lower_case=settings["do_lower_case"],
     )
-    module = EmbeddingServingModule(pretrainer, preprocessor, settings)
+    # Ours at its best: the fusions XLA compiles (run_export --xla).
+    module = EmbeddingServingModule(
+        pretrainer, preprocessor, settings, fused_kernels=True
+    )
     path = os.path.join(work, f"saved_model_{precision}")
     tf.saved_model.save(module, path, signatures=module.signatures())
     paths[f"saved_model_{precision}"] = path

@@ -83,6 +83,21 @@ FORMAT = flags.DEFINE_enum(
     "saved_model: the three SavedModels; onnx: EXPORT_DIR/encoder.onnx, the "
     "token-id encoder for onnxruntime (no --spm_model_file needed).",
 )
+DYNAMIC = flags.DEFINE_bool(
+    "dynamic_length",
+    True,
+    "The serving SavedModel pads each batch to its longest text (up to "
+    "--seq_length); --nodynamic_length pads every batch to --seq_length.",
+)
+XLA = flags.DEFINE_bool(
+    "xla",
+    False,
+    "Serving SavedModel: compile the fixed-length encoder with XLA, or run "
+    "the fusions between the dynamic-length encoder's matrix products as "
+    "XLA's (1.15x float32, 1.6x bfloat16 texts/s in embed). Needs XLA's CPU "
+    "JIT where it is served: TF Serving only with "
+    "--xla_cpu_compilation_enabled=true.",
+)
 GIN_FILES = flags.DEFINE_multi_string(
     "gin_file", [], "Model gin files (default: model_dir/model_config.json)."
 )
@@ -152,6 +167,8 @@ def main(argv: Sequence[str]) -> None:
       do_lower_case=LOWER.value,
       top_k=TOP_K.value,
       embedding=model_dir.read_embedding(model_dir_path),
+      dynamic_length=DYNAMIC.value,
+      xla=XLA.value,
   )
   print(f"exported {EXPORT_DIR.value}/encoder, /preprocessing, /serving")
 

@@ -56,8 +56,9 @@ class EmbeddingServingModule(export_base.ExportModule):
       attention softmax as XLA fusions (`official.modeling.fusion`), the
       matrix products staying TensorFlow's: 1.6x the texts/s in bfloat16,
       1.15x in float32 (docs/performance.md "Sentence embeddings"). XLA
-      compiles them per batch shape, on first use. Off: plain TensorFlow
-      kernels, for a server without XLA's CPU JIT.
+      compiles them per batch shape, on first use, so the SavedModel needs
+      XLA's CPU JIT (TF Serving: --xla_cpu_compilation_enabled). Off (the
+      default): plain TensorFlow kernels, which every server runs.
 
   Signatures (text is string [B]):
     embed(text) -> embedding float32 [B, H] (pooled and normalised as the
@@ -76,7 +77,7 @@ class EmbeddingServingModule(export_base.ExportModule):
       preprocessor: AlbertPreprocessor,
       embedding: Optional[Dict[str, Any]] = None,
       name: str = "embedding_serving",
-      fused_kernels: bool = True,
+      fused_kernels: bool = False,
   ):
     super().__init__(model, name=name)
     self.preprocessor = preprocessor

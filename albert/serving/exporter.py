@@ -40,6 +40,8 @@ def export(
     do_lower_case: bool = True,
     top_k: int = 5,
     embedding: Optional[Dict[str, Any]] = None,
+    dynamic_length: bool = True,
+    xla: bool = False,
 ) -> None:
   r"""Writes the three SavedModels into `export_dir` (atomically); text is
   tokenized with the SentencePiece model, else with the WordPiece vocab.txt
@@ -47,6 +49,12 @@ def export(
   embedding.json, `model_dir.read_embedding`) sets the serving model's
   `embed` and `similarity` signatures' pooling, normalisation and maximum
   length (default: mean pooling, no normalisation, the position table).
+  The serving model pads each batch to its longest text, up to
+  `seq_length`; `dynamic_length=False` pads every batch to `seq_length`.
+  `xla` compiles the fixed-length encoder with XLA, or runs the fusions
+  between the dynamic-length encoder's matrix products as XLA's
+  (`TextServingModule`); the SavedModel then needs XLA's CPU JIT where it
+  is served.
 
   Example (a tiny untrained model and a WordPiece vocab.txt; `python -m
   albert.run_export` exports a model directory's checkpoint the same way):
@@ -103,9 +111,8 @@ def export(
           do_lower_case=do_lower_case,
           dynamic_length=dynamic,
       )
-      # Serving pads each batch to its longest text; the TF Hub
-      # preprocessing keeps that contract's fixed seq_length.
-      for dynamic in (True, False)
+      # The TF Hub preprocessing keeps that contract's fixed seq_length.
+      for dynamic in (dynamic_length, False)
   )
   vocab = preprocessor.vocab_size
   if vocab != pretrainer.encoder.config.vocab_size:
@@ -118,7 +125,11 @@ def export(
         "encoder": HubEncoderModule(pretrainer, path, do_lower_case),
         "preprocessing": HubPreprocessingModule(hub_preprocessor),
         "serving": TextServingModule(
-            pretrainer, preprocessor, top_k=top_k, embedding=embedding
+            pretrainer,
+            preprocessor,
+            top_k=top_k,
+            embedding=embedding,
+            xla=xla,
         ),
     }
     for name, module in modules.items():

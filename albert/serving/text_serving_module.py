@@ -14,6 +14,10 @@ _TEXT = tf.TensorSpec([None], tf.string)
 class TextServingModule(embedding_serving.EmbeddingServingModule):
   """SentencePiece and the model in one graph; only TF and TF-Text ops.
 
+  `xla` (needs XLA's CPU JIT where it is served; TF Serving:
+  --xla_cpu_compilation_enabled): at a fixed length the encoder compiled
+  with XLA, at dynamic length `EmbeddingServingModule`'s fused kernels.
+
   Signatures (text is string [B]; over-long input is truncated to seq_length;
   T is the batch's longest packed text, or seq_length for a preprocessor
   without `dynamic_length`):
@@ -36,19 +40,26 @@ class TextServingModule(embedding_serving.EmbeddingServingModule):
       pretrainer: AlbertPretrainer,
       preprocessor: AlbertPreprocessor,
       top_k: int = 5,
-      jit_compile: bool = True,
+      xla: bool = False,
       name: str = "albert_serving",
       embedding: Optional[Dict[str, Any]] = None,
   ):
-    super().__init__(pretrainer, preprocessor, embedding, name=name)
+    dynamic = preprocessor.dynamic_length
+    super().__init__(
+        pretrainer,
+        preprocessor,
+        embedding,
+        name=name,
+        fused_kernels=xla and dynamic,
+    )
     self.top_k = top_k
-    # One input signature, so every signature shares one trace of the
-    # model part. At a fixed length it is compiled with XLA (the
-    # SentencePiece ops cannot be); lengths that vary with the request would
-    # make XLA compile the encoder once per shape, so they run on
-    # TensorFlow's kernels.
+    # One input signature, so every signature shares one trace of the model
+    # part. `xla` at a fixed length compiles it with XLA (the SentencePiece
+    # ops cannot be); at lengths that vary with the request XLA would compile
+    # the whole encoder once per shape, so only the fusions between the
+    # matrix products are XLA's (`EmbeddingServingModule`'s fused_kernels).
     self._encode = embedding_serving.encoder_function(
-        pretrainer.encoder, jit_compile and not preprocessor.dynamic_length
+        pretrainer.encoder, xla and not dynamic, fused=xla and dynamic
     )
 
   @tf.function(input_signature=[_TEXT])

@@ -88,7 +88,7 @@ def test_pretrained_serving_signatures(spm_model):
   preprocessors = _preprocessors(spm_model)
   fixed_p = preprocessors[0]
   fixed, dynamic = (
-      TextServingModule(pretrainer, p, top_k=3, jit_compile=False)
+      TextServingModule(pretrainer, p, top_k=3)
       for p in preprocessors
   )
   text = tf.constant(TEXTS)
