@@ -4,7 +4,7 @@ r"""Exports a trained ALBERT as SavedModels for serving, or as ONNX.
       --spm_model_file=spm.model --export_dir=exported [--seq_length=128] \
       [--precision=float32|bfloat16]
   python -m albert.run_export --model_dir=runs/base --export_dir=exported \
-      --format=onnx
+      --format=onnx [--quantize=int8]
   python -m albert.run_export --model_dir=runs/zh --vocab_file=vocab.txt \
       --export_dir=exported     # WordPiece (the Chinese ALBERTs)
   python -m albert.run_export --model_dir=albert_base_v2 --export_dir=exported
@@ -98,6 +98,13 @@ XLA = flags.DEFINE_bool(
     "JIT where it is served: TF Serving only with "
     "--xla_cpu_compilation_enabled=true.",
 )
+QUANTIZE = flags.DEFINE_enum(
+    "quantize",
+    "none",
+    ["none", "int8"],
+    "--format=onnx: int8 writes the matrix products dynamically quantised "
+    "to int8 (each shared weight once; needs onnxruntime).",
+)
 GIN_FILES = flags.DEFINE_multi_string(
     "gin_file", [], "Model gin files (default: model_dir/model_config.json)."
 )
@@ -125,6 +132,12 @@ def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
   onnx = FORMAT.value == "onnx"
   cli.require_flags(MODEL_DIR.name, EXPORT_DIR.name)
+  if QUANTIZE.value != "none" and not onnx:
+    raise InputError(
+        f"--quantize={QUANTIZE.value} applies to --format=onnx (a "
+        "SavedModel's int8 form is TFLite's: albert.export_tflite "
+        "--precision=dynamic_int8)"
+    )
   model_dir_path = registry.resolve(MODEL_DIR.value)
   spm = vocab = None
   if not onnx:
@@ -153,6 +166,7 @@ def main(argv: Sequence[str]) -> None:
           pretrainer.encoder,
           os.path.join(tmp, "encoder.onnx"),
           embedding=model_dir.read_embedding(model_dir_path),
+          quantize=QUANTIZE.value,
       )
     print(f"exported {EXPORT_DIR.value}/encoder.onnx")
     return

@@ -18,7 +18,8 @@ the task recipe and the model size are layered on top. Modes:
                   `all`: every kept checkpoint, reporting the best)
   predict         write prediction / submission files for the test splits
   export          write a raw-text serving SavedModel to --export_dir
-                  (--export_format=onnx: EXPORT_DIR/model.onnx, token ids in)
+                  (--export_format=onnx: EXPORT_DIR/model.onnx, token ids in;
+                  --quantize=int8: its matrix products in int8)
 
 --seeds=1,2,3 (with train_and_eval) fine-tunes once per seed into
 MODEL_DIR/seed_N and keeps the dev-best run (MODEL_DIR/seeds.json has every
@@ -97,6 +98,14 @@ EXPORT_FORMAT = flags.DEFINE_enum(
     "export: a raw-text serving SavedModel, or EXPORT_DIR/model.onnx (token "
     "ids in, logits out; sequence and token classification, regression).",
 )
+QUANTIZE = flags.DEFINE_enum(
+    "quantize",
+    "none",
+    ["none", "int8"],
+    "export with --export_format=onnx: int8 writes the matrix products "
+    "dynamically quantised to int8 (each shared weight once; needs "
+    "onnxruntime).",
+)
 CACHE_DIR = flags.DEFINE_string(
     "cache_dir", None, "Converted features (default DATA_DIR/cache)."
 )
@@ -173,6 +182,7 @@ def main(argv: Sequence[str]) -> None:
         output_dir=OUTPUT_DIR.value,
         export_dir=EXPORT_DIR.value,
         export_format=EXPORT_FORMAT.value,
+        quantize=QUANTIZE.value,
         **common,
     )
   for key, value in sorted(results.items()):

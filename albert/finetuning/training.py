@@ -317,15 +317,30 @@ def evaluate_checkpoints(
   }
 
 
+def _check_quantize(export_format: str, quantize: str) -> None:
+  if quantize != "none" and export_format != "onnx":
+    raise ValueError(
+        f"--quantize={quantize} applies to --export_format=onnx (a "
+        "SavedModel's int8 form is TFLite's: albert.export_tflite "
+        "--precision=dynamic_int8)"
+    )
+
+
 def export(
-    task: FinetuneTask, model, export_dir: str, export_format="saved_model"
+    task: FinetuneTask,
+    model,
+    export_dir: str,
+    export_format="saved_model",
+    quantize: str = "none",
 ) -> None:
   """Writes the task's raw-text serving SavedModel, or with
-  `export_format="onnx"` EXPORT_DIR/model.onnx (token ids in), atomically."""
+  `export_format="onnx"` EXPORT_DIR/model.onnx (token ids in; `quantize`:
+  `onnx_export.write`'s), atomically."""
+  _check_quantize(export_format, quantize)
   if export_format == "onnx":  # an embedder's: pooled as its settings say
     with atomic_write.atomic_directory(export_dir) as tmp:
       path = os.path.join(tmp, "model.onnx")
-      onnx_export.write(model, path, task.embedding_settings())
+      onnx_export.write(model, path, task.embedding_settings(), quantize)
     logging.info("Wrote the %s ONNX model to %s", task.name, export_dir)
     return
   module = task.serving_module(model, task.preprocessor())
@@ -345,6 +360,7 @@ def run(
     output_dir: Optional[str] = None,
     export_dir: Optional[str] = None,
     export_format: str = "saved_model",
+    quantize: str = "none",
     strategy: Union[str, tf.distribute.Strategy] = "default",
     tpu: Optional[str] = None,
     **task_kwargs,
@@ -359,6 +375,7 @@ def run(
     raise ValueError(f"mode={mode!r} is not one of {MODES}")
   if mode == "export" and not export_dir:
     raise ValueError("--mode=export needs --export_dir (a new directory)")
+  _check_quantize(export_format, quantize)
   if mode not in ("train", "train_and_eval"):
     if checkpoint is None:
       model_dir = best_seed_dir(model_dir)
@@ -407,7 +424,7 @@ def run(
     logging.info("Wrote %s", ", ".join(paths))
     return {}
   if mode == "export":
-    export(task, model, export_dir, export_format)
+    export(task, model, export_dir, export_format, quantize)
     return {}
   results = {
       **task.evaluate(model, runner=runner),

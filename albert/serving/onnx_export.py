@@ -21,6 +21,8 @@ it is imported when an export runs.
 """
 
 import math
+import os
+import tempfile
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -317,9 +319,47 @@ def build(model, embedding: Optional[Dict] = None):
   return proto
 
 
-def write(model, path: str, embedding: Optional[Dict] = None) -> str:
-  """Writes the ONNX model of `model` to `path` (atomically)."""
+def quantize_int8(proto):
+  """`proto` with its matrix products quantised to int8, dynamically
+  (onnxruntime's `quantize_dynamic`: int8 weights, one scale per output
+  column; each activation quantised to uint8 per call). A weight shared
+  across layers is one initializer, so it is quantised once and every layer
+  uses the same int8 copy. Embedding tables, LayerNorm and softmax stay
+  float32. Needs onnxruntime (the [onnx] extra)."""
+  try:
+    # pylint: disable-next=import-outside-toplevel
+    from onnxruntime import quantization
+  except ImportError:
+    raise InputError(
+        "--quantize=int8 needs onnxruntime: pip install 'albert-tf2[onnx]' "
+        "(or pip install onnxruntime)"
+    ) from None
+  onnx = _onnx()
+  with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "int8.onnx")
+    quantization.quantize_dynamic(
+        proto,
+        out,
+        op_types_to_quantize=["MatMul"],
+        per_channel=True,
+        weight_type=quantization.QuantType.QInt8,
+    )
+    return onnx.load(out)
+
+
+QUANTIZE = ("none", "int8")
+
+
+def write(
+    model, path: str, embedding: Optional[Dict] = None, quantize: str = "none"
+) -> str:
+  """Writes the ONNX model of `model` to `path` (atomically);
+  `quantize="int8"`: its matrix products in int8 (`quantize_int8`)."""
+  if quantize not in QUANTIZE:
+    raise InputError(f"quantize={quantize!r} is not one of {QUANTIZE}")
   proto = build(model, embedding)
+  if quantize == "int8":
+    proto = quantize_int8(proto)
   with atomic_write.atomic_file(path, "wb") as f:
     f.write(proto.SerializeToString())
   return path

@@ -3,9 +3,11 @@ model in every sharing shape and head, and against the exported SavedModel
 through the commands."""
 
 import numpy as np
+import onnx
 import onnxruntime
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from albert.finetuning import training as finetuning
 from albert.finetuning import task_state
@@ -109,6 +111,98 @@ def test_heads_match_keras(kind):
   np.testing.assert_allclose(theirs, ours.numpy(), atol=1e-5)
 
 
+def _trained_classifier(steps=150, vocab=120, length=16, seed=0):
+  """A small 3-way classifier trained to tell which of the ids 5, 6, 7 a
+  sequence of random ids holds (a confident model: int8 error shows as
+  flipped predictions, not as ties)."""
+  tf_keras.utils.set_random_seed(seed)
+  config = helpers.tiny_config(
+      vocab_size=vocab, embedding_size=32, hidden_size=64, num_heads=4,
+      intermediate_size=128,
+  )
+  model = AlbertClassifier.from_config_object(config, num_classes=3)
+  optimizer = tf_keras.optimizers.Adam(2e-3)
+
+  @tf.function
+  def step(inputs, labels):
+    with tf.GradientTape() as tape:
+      logits = model(inputs, training=True)["logits"]
+      loss = tf.reduce_mean(
+          tf.keras.losses.sparse_categorical_crossentropy(
+              labels, logits, from_logits=True
+          )
+      )
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+  def batch(rng, size):
+    ids = rng.integers(8, vocab, (size, length)).astype(np.int32)
+    labels = rng.integers(0, 3, size)
+    ids[np.arange(size), rng.integers(1, length, size)] = 5 + labels
+    inputs = {
+        "input_word_ids": ids,
+        "input_mask": np.ones_like(ids),
+        "input_type_ids": np.zeros_like(ids),
+    }
+    return inputs, labels
+
+  rng = np.random.default_rng(seed)
+  for _ in range(steps):
+    inputs, labels = batch(rng, 32)
+    step({k: tf.constant(v) for k, v in inputs.items()}, tf.constant(labels))
+  return model, batch(np.random.default_rng(seed + 1), 600)
+
+
+def test_int8_keeps_the_predictions_and_quantises_shared_weights_once():
+  model, (held_out, labels) = _trained_classifier()
+  float_proto = onnx_export.build(model)
+  int8_proto = onnx_export.quantize_int8(float_proto)
+  sessions = [
+      onnxruntime.InferenceSession(
+          p.SerializeToString(), providers=["CPUExecutionProvider"]
+      )
+      for p in (float_proto, int8_proto)
+  ]
+  floats, int8s = (_run(s, held_out)["logits"] for s in sessions)
+  assert (floats.argmax(-1) == labels).mean() > 0.9  # it learnt the task
+  agreement = (int8s.argmax(-1) == floats.argmax(-1)).mean()
+  print(f"int8 agrees with float32 on {agreement:.4f} of 600")
+  assert agreement >= 0.99, agreement
+  # Each weight of a matrix product quantised once: one int8 copy per
+  # distinct float kernel, though the shared layer's are used per layer.
+  kernels = {
+      n.input[1]
+      for n in float_proto.graph.node
+      if n.op_type == "MatMul" and n.input[1].endswith("/kernel")
+  }
+  quantised = [
+      t.name
+      for t in int8_proto.graph.initializer
+      if t.data_type == onnx.TensorProto.INT8 and t.name.endswith("_quantized")
+  ]
+  assert sorted(quantised) == sorted(f"{k}_quantized" for k in kernels)
+  uses = [n for n in int8_proto.graph.node if n.op_type == "MatMulInteger"]
+  assert len(uses) > len(kernels)  # the shared kernels serve every layer
+  # An embedding model's vectors keep their direction.
+  settings = {"pooling": "mean", "normalize": False}
+  vectors = []
+  for proto in (
+      onnx_export.build(model.encoder, settings),
+      onnx_export.quantize_int8(onnx_export.build(model.encoder, settings)),
+  ):
+    session = onnxruntime.InferenceSession(
+        proto.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    vectors.append(_run(session, held_out)["embedding"])
+  a, b = vectors
+  cosine = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(
+      b, axis=-1
+  )
+  print(f"least embedding cosine int8 / float32: {cosine.min():.5f}")
+  assert cosine.min() >= 0.99, cosine.min()
+
+
 def test_heads_without_an_onnx_form_are_refused():
   encoder = AlbertEncoder.from_config_object(helpers.tiny_config())
   squad = AlbertSquadModel(encoder, version="1.1")
@@ -162,6 +256,41 @@ def test_run_export_onnx_matches_the_saved_model(
   )
   helpers.assert_one_line(run, "run_export", "the ONNX export is float32")
   assert not (tmp_path / "bf16").exists()
+  # int8: the same answers within quantisation error; a SavedModel has no
+  # --quantize (one line, nothing written).
+  for name, flags, ok in (
+      ("int8", ["--format=onnx", "--quantize=int8"], True),
+      ("int8_sm", ["--quantize=int8"], False),
+  ):
+    run = helpers.run(
+        [
+            "-m",
+            "albert.run_export",
+            f"--model_dir={model_dir[0]}",
+            f"--checkpoint={model_dir[0]}/ckpt-1",
+            f"--export_dir={tmp_path / name}",
+            *flags,
+        ]
+    )
+    if not ok:
+      helpers.assert_one_line(run, "run_export", "applies to --format=onnx")
+      assert not (tmp_path / name).exists()
+      continue
+    assert run.returncode == 0, run.stderr[-3000:]
+    session = onnxruntime.InferenceSession(
+        str(tmp_path / name / "encoder.onnx"),
+        providers=["CPUExecutionProvider"],
+    )
+    graph = onnx.load(str(tmp_path / name / "encoder.onnx")).graph
+    assert any(n.op_type == "MatMulInteger" for n in graph.node)
+    inputs = _inputs(config, length=SEQ)
+    saved = signature(**{k: tf.constant(v) for k, v in inputs.items()})
+    pooled = _run(session, inputs)["pooled_output"]
+    want = saved["pooled_output"].numpy()
+    cosine = (pooled * want).sum(-1) / np.linalg.norm(
+        pooled, axis=-1
+    ) / np.linalg.norm(want, axis=-1)
+    assert cosine.min() > 0.99, cosine
 
 
 def test_fine_tuning_export_onnx(tmp_path):
@@ -195,3 +324,20 @@ def test_fine_tuning_export_onnx(tmp_path):
   np.testing.assert_allclose(
       _run(session, inputs)["logits"], ours.numpy(), rtol=1e-5, atol=1e-5
   )
+  # --quantize=int8 writes the int8 form (its accuracy: the test above);
+  # a SavedModel export refuses it before any work.
+  common = dict(
+      mode="export",
+      model_dir=model_dir,
+      gin_file=["gin/finetune/mnli.gin"],
+      gin_param=gin_params,
+      quantize="int8",
+  )
+  finetuning.run(
+      export_dir=str(tmp_path / "int8"), export_format="onnx", **common
+  )
+  graph = onnx.load(str(tmp_path / "int8" / "model.onnx")).graph
+  assert any(n.op_type == "MatMulInteger" for n in graph.node)
+  with pytest.raises(ValueError, match="applies to --export_format=onnx"):
+    finetuning.run(export_dir=str(tmp_path / "sm"), **common)
+  assert not (tmp_path / "sm").exists()
