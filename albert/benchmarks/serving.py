@@ -10,13 +10,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from typing import Dict, Sequence
+import random
+from typing import Dict, List, Sequence, Tuple
 
 import sentencepiece as spm
 
 from albert import configs
 from albert.benchmarks.workers import matmul_floor
+from albert.benchmarks import embedding as embedding_benchmark
 from albert.benchmarks.workers import onnx_encoder
+from albert.benchmarks.workers import request_mix
 from albert.benchmarks.workers import saved_model
 from albert.benchmarks.workers import torch_albert
 from albert.modeling.config import AlbertConfig
@@ -46,6 +49,10 @@ class ServingBenchmark:
   torch: bool = True
   onnx: bool = True
   precision: str = "float32"
+  # The request mix of short texts (fixed against dynamic length).
+  mix: bool = True
+  mix_rounds: int = 60
+  mix_tokens: Tuple[int, int] = (10, 60)
 
 
 def _worker(name, module, args):
@@ -55,14 +62,42 @@ def _worker(name, module, args):
   )
 
 
+def short_texts(
+    sp: spm.SentencePieceProcessor,
+    count: int,
+    tokens: Tuple[int, int],
+    seed: int = 0,
+) -> Tuple[List[str], List[int]]:
+  """`count` runs of docstring words, each of a packed length ([CLS] and
+  [SEP] included) drawn uniformly from `tokens`; (texts, lengths)."""
+  # Lower-cased, as the export's preprocessing does: the lengths are the
+  # SavedModel's.
+  words = " ".join(embedding_benchmark.sample_texts(64, seed)).lower().split()
+  rng = random.Random(seed)
+  low, high = tokens
+  texts, lengths = [], []
+  while len(texts) < count:
+    target = rng.randint(low, high)
+    start = rng.randrange(len(words) - high)
+    n, length = 0, 2
+    while n < high:
+      longer = len(sp.encode(" ".join(words[start : start + n + 1]))) + 2
+      if longer > target:
+        break
+      n, length = n + 1, longer
+    if length >= low:
+      texts.append(" ".join(words[start : start + n]))
+      lengths.append(length)
+  return texts, lengths
+
+
 def measure(s: ServingBenchmark) -> Dict:
   """Exports a random model of the gin size, times every worker in turns;
   the report (latencies, throughputs, paired ratios)."""
   configs.parse(s.gin_files)
   try:
-    vocab = spm.SentencePieceProcessor(
-        model_file=s.spm_model_file
-    ).get_piece_size()
+    sp = spm.SentencePieceProcessor(model_file=s.spm_model_file)
+    vocab = sp.get_piece_size()
   except (OSError, RuntimeError) as e:  # sentencepiece's errors name no errno
     raise InputError(
         f"cannot load --spm_model_file {s.spm_model_file}: {first_line(e)}; "
@@ -97,38 +132,75 @@ def measure(s: ServingBenchmark) -> Dict:
         f"{cpu.model} has no native bfloat16 matrix instructions: "
         "PyTorch is not run under bfloat16 autocast"
     )
-  workers = []
+  workers, mix_workers = [], []
   try:
     with tempfile.TemporaryDirectory() as tmp:
-      export_dir = os.path.join(tmp, "export")
-      print("benchmark_serving: exporting ...", file=sys.stderr, flush=True)
-      export(
-          pretrainer,
-          spm_model_file=s.spm_model_file,
-          export_dir=export_dir,
-          seq_length=seq,
-      )
+      exports = {  # name: (dynamic_length, xla)
+          "saved_model": (False, True),  # fixed length, XLA: as before
+      }
+      if s.mix:
+        exports["dynamic_length"] = (True, False)  # the default export
+        exports["dynamic_length_xla"] = (True, True)  # run_export --xla
+      paths = {}
+      for name, (dynamic, xla) in exports.items():
+        print(
+            f"benchmark_serving: exporting {name} ...",
+            file=sys.stderr,
+            flush=True,
+        )
+        export_dir = os.path.join(tmp, name)
+        export(
+            pretrainer,
+            spm_model_file=s.spm_model_file,
+            export_dir=export_dir,
+            seq_length=seq,
+            dynamic_length=dynamic,
+            xla=xla,
+        )
+        paths[name] = os.path.join(export_dir, "serving")
       print(
           "benchmark_serving: loading and warming up ...",
           file=sys.stderr,
           flush=True,
       )
       workers.append(
-          _worker(
-              "saved_model",
-              saved_model,
-              [os.path.join(export_dir, "serving"), seq, batch],
-          )
+          _worker("saved_model", saved_model, [paths["saved_model"], seq, batch])
       )
+      onnx_paths = {}
       if have_onnx:
-        path = onnx_export.write(
+        onnx_paths["onnxruntime"] = onnx_export.write(
             pretrainer.encoder, os.path.join(tmp, "encoder.onnx")
         )
-        workers.append(
-            _worker(
-                "onnxruntime", onnx_encoder, [path, c.vocab_size, seq, batch]
-            )
+        onnx_paths["onnxruntime_int8"] = onnx_export.write(
+            pretrainer.encoder,
+            os.path.join(tmp, "encoder_int8.onnx"),
+            quantize="int8",
         )
+      for name, path in onnx_paths.items():
+        workers.append(
+            _worker(name, onnx_encoder, [path, c.vocab_size, seq, batch])
+        )
+      if s.mix:
+        low, high = (min(n, seq) for n in s.mix_tokens)
+        texts, lengths = short_texts(sp, max(s.mix_rounds, batch), (low, high))
+        mix_file = request_mix.write(
+            os.path.join(tmp, "mix.json"), texts, lengths
+        )
+        fixed = dict(paths, fixed_length=paths["saved_model"])
+        for name in ("fixed_length", "dynamic_length", "dynamic_length_xla"):
+          mix_workers.append(
+              _worker(
+                  name, saved_model, [fixed[name], seq, batch, mix_file]
+              )
+          )
+        for name, path in onnx_paths.items():
+          mix_workers.append(
+              _worker(
+                  name,
+                  onnx_encoder,
+                  [path, c.vocab_size, seq, batch, mix_file],
+              )
+          )
     workers.append(
         _worker(
             "matmul_floor",
@@ -172,10 +244,22 @@ def measure(s: ServingBenchmark) -> Dict:
     )
     one = turns.take_turns(workers, s.repeats, request="1")
     many = turns.take_turns(workers, s.batch_repeats, request=str(batch))
+    if mix_workers:
+      print(
+          f"benchmark_serving: the request mix, {len(mix_workers)} processes "
+          "in turn ...",
+          file=sys.stderr,
+          flush=True,
+      )
+      mix_one = turns.take_turns(mix_workers, s.mix_rounds, request="1")
+      mix_many = turns.take_turns(
+          mix_workers, s.batch_repeats, request=str(batch)
+      )
   except turns.WorkerError as e:  # a worker process failed: its error line
     raise CommandError(str(e)) from e
   finally:
     finals = {w.name: w.close() for w in workers}
+    mix_finals = {w.name: w.close() for w in mix_workers}
 
   report = {
       "seq_length": seq,
@@ -207,6 +291,42 @@ def measure(s: ServingBenchmark) -> Dict:
     report["throughput_vs_onnxruntime"] = turns.paired_ratio(
         many, "onnxruntime", "saved_model"
     )
+  if have_onnx:
+    report["int8_throughput_vs_onnxruntime"] = turns.paired_ratio(
+        many, "onnxruntime", "onnxruntime_int8"
+    )
+    report["int8_latency_vs_onnxruntime"] = turns.paired_ratio(
+        one, "onnxruntime_int8", "onnxruntime"
+    )
+  if mix_workers:
+    mix = {
+        "texts": len(texts),
+        "tokens": [low, high],
+        "mean_tokens": statistics.mean(lengths),
+        "rounds": s.mix_rounds,
+    }
+    for w in mix_workers:
+      mix[w.name] = dict(
+          w.info,
+          **mix_finals[w.name],
+          latency_ms=1000 * statistics.median(mix_one[w.name]),
+          throughput_per_s=batch / statistics.median(mix_many[w.name]),
+      )
+    for name in ("dynamic_length", "dynamic_length_xla"):
+      mix[f"{name}_latency_vs_fixed"] = turns.paired_ratio(
+          mix_one, name, "fixed_length"
+      )
+      mix[f"{name}_throughput_vs_fixed"] = turns.paired_ratio(
+          mix_many, "fixed_length", name
+      )
+    if have_onnx:
+      mix["latency_vs_onnxruntime"] = turns.paired_ratio(
+          mix_one, "dynamic_length", "onnxruntime"
+      )
+      mix["int8_throughput_vs_onnxruntime"] = turns.paired_ratio(
+          mix_many, "onnxruntime", "onnxruntime_int8"
+      )
+    report["mix"] = mix
   if have_torch:
     report["latency_vs_torch"] = turns.paired_ratio(one, "saved_model", "torch")
     report["floor_vs_torch"] = turns.paired_ratio(one, "matmul_floor", "torch")
@@ -247,6 +367,15 @@ def format_report(report: Dict) -> str:
         f"{report['latency_vs_onnxruntime']:.2f}x, throughput ratio "
         f"{report['throughput_vs_onnxruntime']:.2f}x"
     )
+  if "onnxruntime_int8" in report:
+    q = report["onnxruntime_int8"]
+    lines.append(
+        f"the int8 ONNX export (run_export --quantize=int8): batch 1 "
+        f"{q['latency_ms']:.1f} ms, batch {batch} "
+        f"{q['throughput_per_s']:.1f} examples/s; throughput "
+        f"{report['int8_throughput_vs_onnxruntime']:.2f}x float32 "
+        f"onnxruntime's, latency {report['int8_latency_vs_onnxruntime']:.2f}x"
+    )
   if have_torch:
     t = report["torch"]
     autocast = "" if t["autocast"] == "none" else f", autocast {t['autocast']}"
@@ -260,6 +389,43 @@ def format_report(report: Dict) -> str:
         f"alone {report['floor_vs_torch']:.2f}x), throughput ratio "
         f"{report['throughput_vs_torch']:.2f}x; medians of paired rounds"
     )
+  if "mix" in report:
+    lines.extend(_format_mix(report["mix"], batch))
   if note:
     lines.append(note)
   return "\n".join(lines)
+
+
+def _format_mix(mix: Dict, batch: int) -> List[str]:
+  low, high = mix["tokens"]
+  lines = [
+      f"request mix: {mix['texts']} texts of {low}-{high} tokens (mean "
+      f"{mix['mean_tokens']:.1f}), batch 1 median of {mix['rounds']} rounds:"
+  ]
+  names = {
+      "fixed_length": "SavedModel, fixed length (--nodynamic_length --xla)",
+      "dynamic_length": "SavedModel, dynamic length (the default)",
+      "dynamic_length_xla": "SavedModel, dynamic length, --xla",
+      "onnxruntime": "ONNX float32 on onnxruntime (token ids)",
+      "onnxruntime_int8": "ONNX int8 on onnxruntime (token ids)",
+  }
+  for name, label in names.items():
+    if name in mix:
+      w = mix[name]
+      lines.append(
+          f"  {label}: batch 1 {w['latency_ms']:.1f} ms, batch {batch} "
+          f"{w['throughput_per_s']:.1f} examples/s"
+      )
+  for name in ("dynamic_length", "dynamic_length_xla"):
+    lines.append(
+        f"  {name} against fixed_length: batch 1 latency "
+        f"{mix[name + '_latency_vs_fixed']:.2f}x, batch {batch} throughput "
+        f"{mix[name + '_throughput_vs_fixed']:.2f}x"
+    )
+  if "onnxruntime" in mix:
+    lines.append(
+        f"  dynamic_length batch 1 latency {mix['latency_vs_onnxruntime']:.2f}x"
+        f" onnxruntime's; int8 onnxruntime throughput "
+        f"{mix['int8_throughput_vs_onnxruntime']:.2f}x float32's"
+    )
+  return lines

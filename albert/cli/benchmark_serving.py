@@ -11,15 +11,25 @@ the throughput at batch `--batch_size`. The SavedModel runs in a fresh process
 that imports only TensorFlow and TF-Text.
 
 `--precision=bfloat16` exports and times the bfloat16 model
-(`albert.run_export --precision=bfloat16`).
+(`albert.run_export --precision=bfloat16`). "saved_model" is the export at a
+fixed length with the encoder compiled by XLA (`run_export
+--nodynamic_length --xla`).
+
+The request mix (`--mix`, on by default): short texts of 10 to 60 tokens, the
+same texts in the same order for every contestant, at batch 1 (one text per
+call) and batch `--batch_size`: the fixed-length export against the default
+dynamic-length export and its `--xla` form (each batch padded to its longest
+text), and our ONNX export in float32 and int8 (`--quantize=int8`) with each
+batch padded to its longest text.
 
 In the same run, each in a process of its own, it also times
   - the encoder's matrix products alone (the same shapes and precision,
     chained as in the model, with TF's kernels or XLA, whichever is faster):
     the floor that everything else adds to;
   - our ONNX export of the same model (`run_export --format=onnx`) on
-    onnxruntime, on token ids (no tokenisation), when `onnx` and
-    `onnxruntime` are importable (float32 only);
+    onnxruntime, float32 and int8 (`--quantize=int8`), on token ids (no
+    tokenisation), when `onnx` and `onnxruntime` are importable (float32
+    exports only);
   - Hugging Face's PyTorch `AlbertModel` forward pass at the same shapes on
     token ids (no tokenisation), when `torch` and `transformers` are importable,
     under `torch.autocast` for bfloat16 (only on CPUs with native bfloat16).
@@ -52,6 +62,15 @@ TORCH = flags.DEFINE_bool(
 ONNX = flags.DEFINE_bool(
     "onnx", True, "Measure our ONNX export on onnxruntime if present."
 )
+MIX = flags.DEFINE_bool(
+    "mix",
+    True,
+    "Also time the request mix of short texts: the fixed-length export "
+    "against the dynamic-length ones, and onnxruntime float32 and int8.",
+)
+MIX_ROUNDS = flags.DEFINE_integer(
+    "mix_rounds", 60, "Timed rounds at batch 1 on the request mix."
+)
 PRECISION = flags.DEFINE_enum(
     "precision",
     "float32",
@@ -76,6 +95,8 @@ def main(argv):
           torch=TORCH.value,
           onnx=ONNX.value,
           precision=PRECISION.value,
+          mix=MIX.value,
+          mix_rounds=MIX_ROUNDS.value,
       )
   )
   if JSON.value:

@@ -1,7 +1,9 @@
 """The CPU a benchmark ran on and the reduced precisions it has natively.
 
 bfloat16 matrix products run natively with AVX-512 BF16 or AMX-BF16; float16
-ones with AVX-512 FP16 or AMX-FP16. Without them frameworks emulate the type
+ones with AVX-512 FP16 or AMX-FP16; int8 ones (onnxruntime's and TFLite's
+quantised products) with VNNI (AVX-512 or AVX) or AMX-INT8, without which
+they widen to 16 bits first and gain less. Without them frameworks emulate the type
 (docs/performance.md: PyTorch's bfloat16 product at 0.9 GFLOP/s on an AVX2
 CPU), so every published figure names the CPU and this support.
 """
@@ -14,6 +16,7 @@ from typing import FrozenSet, Optional
 
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 FP16_FLAGS = ("avx512_fp16", "amx_fp16")
+INT8_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +36,11 @@ class CpuInfo:
   def fp16(self) -> bool:
     """Native float16 matrix products (AVX-512 FP16 or AMX-FP16)."""
     return any(f in self.flags for f in FP16_FLAGS)
+
+  @property
+  def int8(self) -> bool:
+    """int8 dot-product instructions (VNNI or AMX-INT8)."""
+    return any(f in self.flags for f in INT8_FLAGS)
 
   def native(self, precision: str) -> bool:
     """Whether `precision` (a Keras policy name) computes natively here."""
@@ -55,7 +63,8 @@ class CpuInfo:
 
     return (
         f"{self.model}, {self.logical_cpus} logical CPUs, bfloat16: "
-        f"{support(BF16_FLAGS)}, float16: {support(FP16_FLAGS)}"
+        f"{support(BF16_FLAGS)}, float16: {support(FP16_FLAGS)}, int8: "
+        f"{support(INT8_FLAGS)}"
     )
 
   def to_dict(self):
@@ -64,8 +73,9 @@ class CpuInfo:
         "logical_cpus": self.logical_cpus,
         "bf16": self.bf16,
         "fp16": self.fp16,
+        "int8": self.int8,
         "reduced_precision_flags": sorted(
-            f for f in self.flags if f in BF16_FLAGS + FP16_FLAGS
+            f for f in self.flags if f in BF16_FLAGS + FP16_FLAGS + INT8_FLAGS
         ),
     }
 

@@ -18,6 +18,7 @@ def test_json_report_on_a_tiny_model(spm_model):
           "--batch_size=4",
           "--repeats=5",
           "--batch_repeats=2",
+          "--mix_rounds=6",
           "--json",
       ],
       timeout=900,
@@ -39,6 +40,23 @@ def test_json_report_on_a_tiny_model(spm_model):
   onnx = report["onnxruntime"]
   assert onnx["latency_ms"] > 0 and onnx["throughput_per_s"] > 0
   assert report["latency_vs_onnxruntime"] > 0
+  assert report["int8_throughput_vs_onnxruntime"] > 0
+  assert report["onnxruntime_int8"]["throughput_per_s"] > 0
+  # The request mix: short texts, the same ones for every contestant.
+  mix = report["mix"]
+  assert mix["tokens"] == [10, 32] and 10 <= mix["mean_tokens"] <= 32
+  for name in (
+      "fixed_length",
+      "dynamic_length",
+      "dynamic_length_xla",
+      "onnxruntime",
+      "onnxruntime_int8",
+  ):
+    assert mix[name]["latency_ms"] > 0 and mix[name]["throughput_per_s"] > 0
+  # Both SavedModels see the same texts and tokens; only the padding differs.
+  assert mix["fixed_length"]["tokens"] == mix["dynamic_length"]["tokens"]
+  assert mix["dynamic_length_latency_vs_fixed"] > 0
+  assert mix["dynamic_length_xla_throughput_vs_fixed"] > 0
   if have_torch:
     torch = report["torch"]
     assert torch["latency_ms"] > 0 and torch["threads"] >= 1
