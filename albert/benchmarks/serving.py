@@ -14,6 +14,7 @@ import random
 from typing import Dict, List, Sequence, Tuple
 
 import sentencepiece as spm
+import tensorflow as tf
 
 from albert import configs
 from albert.benchmarks.workers import matmul_floor
@@ -25,7 +26,8 @@ from albert.benchmarks.workers import torch_albert
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from albert.serving import onnx_export
-from albert.serving.exporter import export
+from albert.serving.text_serving_module import TextServingModule
+from albert.serving.wordpiece_preprocessor import make_preprocessor
 from official.benchmark import cpu_info
 from official.benchmark import turns
 from official.errors import CommandError
@@ -56,10 +58,9 @@ class ServingBenchmark:
 
 
 def _worker(name, module, args):
-  """`module` (of albert/benchmarks/workers) in a process of its own."""
-  return turns.Worker(
-      name, [sys.executable, "-m", module.__name__] + [str(a) for a in args]
-  )
+  """(name, argv) of `module` (of albert/benchmarks/workers) in a process of
+  its own, for `turns.start_all`."""
+  return name, [sys.executable, "-m", module.__name__] + [str(a) for a in args]
 
 
 def short_texts(
@@ -132,7 +133,8 @@ def measure(s: ServingBenchmark) -> Dict:
         f"{cpu.model} has no native bfloat16 matrix instructions: "
         "PyTorch is not run under bfloat16 autocast"
     )
-  workers, mix_workers = [], []
+  workers, mix_workers = [], []  # started
+  specs, mix_specs = [], []
   try:
     with tempfile.TemporaryDirectory() as tmp:
       exports = {  # name: (dynamic_length, xla)
@@ -148,23 +150,28 @@ def measure(s: ServingBenchmark) -> Dict:
             file=sys.stderr,
             flush=True,
         )
-        export_dir = os.path.join(tmp, name)
-        export(
+        # The serving SavedModel of `run_export`, alone (the encoder and
+        # preprocessing ones are not timed).
+        module = TextServingModule(
             pretrainer,
-            spm_model_file=s.spm_model_file,
-            export_dir=export_dir,
-            seq_length=seq,
-            dynamic_length=dynamic,
+            make_preprocessor(
+                spm_model_file=s.spm_model_file,
+                seq_length=seq,
+                dynamic_length=dynamic,
+            ),
             xla=xla,
         )
-        paths[name] = os.path.join(export_dir, "serving")
+        paths[name] = os.path.join(tmp, name)
+        tf.saved_model.save(module, paths[name], signatures=module.signatures())
       print(
           "benchmark_serving: loading and warming up ...",
           file=sys.stderr,
           flush=True,
       )
-      workers.append(
-          _worker("saved_model", saved_model, [paths["saved_model"], seq, batch])
+      specs.append(
+          _worker(
+              "saved_model", saved_model, [paths["saved_model"], seq, batch]
+          )
       )
       onnx_paths = {}
       if have_onnx:
@@ -177,7 +184,7 @@ def measure(s: ServingBenchmark) -> Dict:
             quantize="int8",
         )
       for name, path in onnx_paths.items():
-        workers.append(
+        specs.append(
             _worker(name, onnx_encoder, [path, c.vocab_size, seq, batch])
         )
       if s.mix:
@@ -188,55 +195,57 @@ def measure(s: ServingBenchmark) -> Dict:
         )
         fixed = dict(paths, fixed_length=paths["saved_model"])
         for name in ("fixed_length", "dynamic_length", "dynamic_length_xla"):
-          mix_workers.append(
-              _worker(
-                  name, saved_model, [fixed[name], seq, batch, mix_file]
-              )
+          mix_specs.append(
+              _worker(name, saved_model, [fixed[name], seq, batch, mix_file])
           )
         for name, path in onnx_paths.items():
-          mix_workers.append(
+          mix_specs.append(
               _worker(
                   name,
                   onnx_encoder,
                   [path, c.vocab_size, seq, batch, mix_file],
               )
           )
-    workers.append(
-        _worker(
-            "matmul_floor",
-            matmul_floor,
-            [
-                c.embedding_size,
-                c.hidden_size,
-                c.num_heads,
-                c.intermediate_size,
-                c.num_layers * c.inner_group_num,
-                seq,
-                batch,
-                s.precision,
-            ],
-        )
-    )
-    if have_torch:
-      workers.append(
+      specs.append(
           _worker(
-              "torch",
-              torch_albert,
+              "matmul_floor",
+              matmul_floor,
               [
-                  c.vocab_size,
                   c.embedding_size,
                   c.hidden_size,
                   c.num_heads,
                   c.intermediate_size,
-                  c.num_layers,
-                  c.num_hidden_groups,
-                  c.inner_group_num,
+                  c.num_layers * c.inner_group_num,
                   seq,
                   batch,
-                  "none" if s.precision == "float32" else s.precision,
+                  s.precision,
               ],
           )
       )
+      if have_torch:
+        specs.append(
+            _worker(
+                "torch",
+                torch_albert,
+                [
+                    c.vocab_size,
+                    c.embedding_size,
+                    c.hidden_size,
+                    c.num_heads,
+                    c.intermediate_size,
+                    c.num_layers,
+                    c.num_hidden_groups,
+                    c.inner_group_num,
+                    seq,
+                    batch,
+                    "none" if s.precision == "float32" else s.precision,
+                ],
+            )
+        )
+      # Started together (their loading and warm-up overlap; none is timed
+      # before all are ready), before their files go with the directory.
+      started = turns.start_all(specs + mix_specs)
+      workers, mix_workers = started[: len(specs)], started[len(specs) :]
     print(
         f"benchmark_serving: timing {len(workers)} processes in turn ...",
         file=sys.stderr,

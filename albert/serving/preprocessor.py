@@ -165,7 +165,9 @@ class Preprocessor(tf.Module):
     floor = tf.constant([2], lengths.dtype)
     return tf.cast(tf.reduce_max(tf.concat([lengths, floor], 0)), tf.int32)
 
-  def trim_to_longest(self, inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+  def trim_to_longest(
+      self, inputs: Dict[str, tf.Tensor]
+  ) -> Dict[str, tf.Tensor]:
     """Packed [B, T] inputs cut after the last position any example uses
     (`input_mask`), when `dynamic_length` is set: fixed-length features
     (a `tf_example` request) then cost what their tokens cost."""

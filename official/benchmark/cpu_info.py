@@ -1,11 +1,12 @@
 """The CPU a benchmark ran on and the reduced precisions it has natively.
 
 bfloat16 matrix products run natively with AVX-512 BF16 or AMX-BF16; float16
-ones with AVX-512 FP16 or AMX-FP16; int8 ones (onnxruntime's and TFLite's
-quantised products) with VNNI (AVX-512 or AVX) or AMX-INT8, without which
-they widen to 16 bits first and gain less. Without them frameworks emulate the type
+ones with AVX-512 FP16 or AMX-FP16. Without them frameworks emulate the type
 (docs/performance.md: PyTorch's bfloat16 product at 0.9 GFLOP/s on an AVX2
-CPU), so every published figure names the CPU and this support.
+CPU), so every published figure names the CPU and this support. int8
+products (onnxruntime's and TFLite's quantised ones) have dot-product
+instructions with VNNI (AVX-512 or AVX) or AMX-INT8, and widen to 16 bits
+without them.
 """
 
 import dataclasses

@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 
 class WorkerError(RuntimeError):
@@ -67,10 +67,16 @@ class Worker:
     name: how reports and errors call this worker.
     argv: the worker's command line (it must end up in `serve`).
     env: its environment (None: this process's).
+    wait: wait for its information line (False: `ready` waits; `start_all`
+      starts several that load and warm up side by side).
   """
 
   def __init__(
-      self, name: str, argv: Sequence[str], env: Optional[Dict[str, str]] = None
+      self,
+      name: str,
+      argv: Sequence[str],
+      env: Optional[Dict[str, str]] = None,
+      wait: bool = True,
   ):
     self.name = name
     self.process = subprocess.Popen(
@@ -81,7 +87,15 @@ class Worker:
         text=True,
         env=env,
     )
-    self.info = json.loads(self._read_line())
+    self.info: Optional[Dict] = None
+    if wait:
+      self.ready()
+
+  def ready(self) -> Dict:
+    """Waits for the worker's information line (once); returns it."""
+    if self.info is None:
+      self.info = json.loads(self._read_line())
+    return self.info
 
   def _read_line(self) -> str:
     line = self.process.stdout.readline()
@@ -122,6 +136,23 @@ class Worker:
     if self.process.poll() is None:
       self.process.kill()
       self.process.wait()
+
+
+def start_all(
+    specs: Sequence[Tuple[str, Sequence[str]]],
+) -> List[Worker]:
+  """Workers of (name, argv) started together and waited for: their loading
+  and warm-up overlap, which no timing includes. A worker that fails to
+  start raises WorkerError after the others are killed."""
+  workers = [Worker(name, argv, wait=False) for name, argv in specs]
+  try:
+    for w in workers:
+      w.ready()
+  except WorkerError:
+    for w in workers:
+      w.kill()
+    raise
+  return workers
 
 
 def take_turns(

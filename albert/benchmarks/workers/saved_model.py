@@ -27,7 +27,9 @@ def main(argv):
     texts = lambda size: tf.constant(mix.texts(size))
     sample = request_mix.Mix(argv[4]).texts(batch)  # not from `mix`'s turn
   else:
-    text = " ".join(["the quick brown fox jumps over the lazy dog"] * (seq // 4))
+    text = " ".join(
+        ["the quick brown fox jumps over the lazy dog"] * (seq // 4)
+    )
     fixed = {1: tf.constant([text]), batch: tf.constant([text] * batch)}
     texts = lambda size: fixed[size]
     sample = fixed[batch]

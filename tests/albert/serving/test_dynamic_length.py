@@ -88,8 +88,7 @@ def test_pretrained_serving_signatures(spm_model):
   preprocessors = _preprocessors(spm_model)
   fixed_p = preprocessors[0]
   fixed, dynamic = (
-      TextServingModule(pretrainer, p, top_k=3)
-      for p in preprocessors
+      TextServingModule(pretrainer, p, top_k=3) for p in preprocessors
   )
   text = tf.constant(TEXTS)
   longest = _longest(fixed_p, TEXTS)
@@ -130,9 +129,7 @@ def test_sentence_heads_and_tf_example(spm_model, kind):
 
   fixed, dynamic = (module(p) for p in preprocessors)
   first, second = tf.constant(TEXTS), tf.constant(PAIRS)
-  _assert_same(
-      fixed._serve(first, second), dynamic._serve(first, second), None
-  )
+  _assert_same(fixed._serve(first, second), dynamic._serve(first, second), None)
   if kind == "multilabel":
     return
   # tf_example: fixed-length records of short texts, cut to the longest.

@@ -117,7 +117,10 @@ def _trained_classifier(steps=150, vocab=120, length=16, seed=0):
   flipped predictions, not as ties)."""
   tf_keras.utils.set_random_seed(seed)
   config = helpers.tiny_config(
-      vocab_size=vocab, embedding_size=32, hidden_size=64, num_heads=4,
+      vocab_size=vocab,
+      embedding_size=32,
+      hidden_size=64,
+      num_heads=4,
       intermediate_size=128,
   )
   model = AlbertClassifier.from_config_object(config, num_classes=3)
@@ -196,8 +199,8 @@ def test_int8_keeps_the_predictions_and_quantises_shared_weights_once():
     )
     vectors.append(_run(session, held_out)["embedding"])
   a, b = vectors
-  cosine = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(
-      b, axis=-1
+  cosine = (
+      (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
   )
   print(f"least embedding cosine int8 / float32: {cosine.min():.5f}")
   assert cosine.min() >= 0.99, cosine.min()
@@ -287,9 +290,11 @@ def test_run_export_onnx_matches_the_saved_model(
     saved = signature(**{k: tf.constant(v) for k, v in inputs.items()})
     pooled = _run(session, inputs)["pooled_output"]
     want = saved["pooled_output"].numpy()
-    cosine = (pooled * want).sum(-1) / np.linalg.norm(
-        pooled, axis=-1
-    ) / np.linalg.norm(want, axis=-1)
+    cosine = (
+        (pooled * want).sum(-1)
+        / np.linalg.norm(pooled, axis=-1)
+        / np.linalg.norm(want, axis=-1)
+    )
     assert cosine.min() > 0.99, cosine
 
 
