@@ -20,6 +20,7 @@ The `onnx` package is an optional dependency (`pip install 'albert-tf2[onnx]'`);
 it is imported when an export runs.
 """
 
+import logging as py_logging
 import math
 import os
 import tempfile
@@ -335,15 +336,22 @@ def quantize_int8(proto):
         "(or pip install onnxruntime)"
     ) from None
   onnx = _onnx()
+  # The quantiser logs a line per tensor at INFO, through the root logger.
+  root = py_logging.getLogger()
+  level = root.level
+  root.setLevel(max(level, py_logging.WARNING))
   with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "int8.onnx")
-    quantization.quantize_dynamic(
-        proto,
-        out,
-        op_types_to_quantize=["MatMul"],
-        per_channel=True,
-        weight_type=quantization.QuantType.QInt8,
-    )
+    try:
+      quantization.quantize_dynamic(
+          proto,
+          out,
+          op_types_to_quantize=["MatMul"],
+          per_channel=True,
+          weight_type=quantization.QuantType.QInt8,
+      )
+    finally:
+      root.setLevel(level)
     return onnx.load(out)
 
 

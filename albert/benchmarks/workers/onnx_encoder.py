@@ -42,6 +42,7 @@ def main(argv):
       path, providers=["CPUExecutionProvider"]
   )
   rng = np.random.default_rng(0)
+  mix = None
   if len(argv) > 5:
     mix = request_mix.Mix(argv[5])
     feed = lambda size: _feed(rng, vocab, mix.lengths(size))
@@ -53,7 +54,7 @@ def main(argv):
     session.run(["pooled_output"], feed(batch_size))
 
   info = {"onnxruntime": onnxruntime.__version__}
-  serve_loop.serve_batches(run, info, batch)
+  serve_loop.serve_batches(run, info, batch, len(mix) if mix else 3)
 
 
 if __name__ == "__main__":

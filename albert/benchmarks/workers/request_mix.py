@@ -32,6 +32,9 @@ class Mix:
     self._next = (self._next + count) % n
     return out
 
+  def __len__(self) -> int:
+    return len(self._texts)
+
   def texts(self, count: int) -> List[str]:
     """The next `count` texts."""
     return self._take(self._texts, count)

@@ -22,6 +22,7 @@ from albert.benchmarks.workers import serve_loop
 def main(argv):
   path, seq, batch = argv[1], int(argv[2]), int(argv[3])
   serve = tf.saved_model.load(path).signatures["serving_default"]
+  mix = None
   if len(argv) > 4:
     mix = request_mix.Mix(argv[4])
     texts = lambda size: tf.constant(mix.texts(size))
@@ -39,7 +40,7 @@ def main(argv):
 
   mask = serve(text=tf.constant(sample))["input_mask"].numpy()
   info = {"tokens": float(mask.sum() / len(mask))}
-  serve_loop.serve_batches(run, info, batch)
+  serve_loop.serve_batches(run, info, batch, len(mix) if mix else 3)
 
 
 if __name__ == "__main__":

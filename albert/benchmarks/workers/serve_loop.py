@@ -12,13 +12,18 @@ from official.benchmark import turns
 
 
 def serve_batches(
-    run: Callable[[int], None], info: Dict, batch_size: int
+    run: Callable[[int], None],
+    info: Dict,
+    batch_size: int,
+    warmups: int = 3,
 ) -> None:
   """Times `run(batch)` per request line "<batch>" (1 or `batch_size`),
-  after three calls at batch 1 and one at `batch_size`."""
-  for _ in range(3):
+  after `warmups` calls at batch 1 and one at `batch_size` (a request mix's
+  workers warm up over every text of the mix: each shape seen once)."""
+  for _ in range(warmups):
     run(1)
-  run(batch_size)
+  for _ in range(max(1, warmups // batch_size)):
+    run(batch_size)
   turns.serve(lambda request: run(int(request)), info)
 
 
