@@ -4,6 +4,8 @@ albert.run_finetuning` runs, and its tasks, one package per family.
   training                 run(): train_and_eval, eval, predict, export
   embedders                open_embedder(): a trained embedder, an export or
                            an imported model, by path
+  serving_check            every raw-text serving module, checked against
+                           another TensorFlow (TF Serving's)
 
 Shared by every family:
   finetune_task            FinetuneTask: tokenizer, cached features, prediction

@@ -15,112 +15,40 @@ pretrained export's SavedModels are checked as saved.
 
 import copy
 import os
+import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
-import tf_keras
 
-from albert.finetuning.own_data.text_multilabel import MultiLabelServingModule
-from albert.finetuning.own_data.token_classification import (
-    TokenClassificationServingModule,
-)
-from albert.finetuning.race.task import RaceServingModule
-from albert.finetuning.sentence_classification import GlueServingModule
-from albert.finetuning.squad.serving import SquadServingModule
-from albert.modeling.classifier import AlbertClassifier
-from albert.modeling.multiple_choice import AlbertMultipleChoice
-from albert.modeling.pretrainer import AlbertPretrainer
-from albert.modeling.sentence_embedder import AlbertSentenceEmbedder
-from albert.modeling.squad import AlbertSquadModel
-from albert.modeling.token_classifier import AlbertTokenClassifier
-from albert.serving.embedding_serving import EmbeddingServingModule
 from albert.serving.text_serving_module import TextServingModule
 from albert.serving.wordpiece_preprocessor import make_preprocessor
+from albert.finetuning import serving_check
 from official.core import graph_ops
 from tests import helpers
 from tests.albert.serving.conftest import CONFIG
 
 SEQ = 40
-# Short and long texts in one batch; the last is cut at SEQ either way.
-TEXTS = [
-    "the file opens.",
-    "a list of values returns the first [MASK] of the table it was given",
-    "",
-    "it runs " * 40,
-]
-PAIRS = ["it opens.", "the value", "a table of lists returns", "no"]
+TEXTS, PAIRS = serving_check.TEXTS, serving_check.PAIRS
 ATOL = 1e-5
 RECORD = os.path.join(helpers.REPO, "tests/testdata/tf_serving/ops.json")
 WHERE = "TF Serving's TensorFlow"
 
 
-def _model(cls, **kwargs):
-  tf_keras.utils.set_random_seed(7)
-  model = cls.from_config_object(CONFIG, **kwargs)
-  model(model.dummy_inputs())
-  return model
-
-
-def _builders():
-  """{kind: preprocessor -> serving module}, each on its own random model
-  (made now: seeding drops the eager SentencePiece resources made before
-  it, so the preprocessors come after)."""
-  pretrainer = _model(AlbertPretrainer)
-  classifiers = {
-      k: _model(AlbertClassifier, num_classes=n)
-      for k, n in (("classification", 3), ("regression", 1), ("multilabel", 4))
-  }
-  tagger = _model(AlbertTokenClassifier, num_classes=3)
-  squad = {v: _model(AlbertSquadModel, version=v) for v in ("1.1", "2.0")}
-  race = _model(AlbertMultipleChoice)
-  embedder = AlbertSentenceEmbedder(pretrainer.encoder, normalize=True)
-  embedder(embedder.dummy_inputs())
-  return {
-      "pretrained": lambda p: TextServingModule(pretrainer, p, top_k=3),
-      "classification": lambda p: GlueServingModule(
-          classifiers["classification"], p, labels=list("xyz"), pair=True
-      ),
-      "regression": lambda p: GlueServingModule(
-          classifiers["regression"], p, labels=None, pair=True
-      ),
-      "multilabel": lambda p: MultiLabelServingModule(
-          classifiers["multilabel"],
-          p,
-          labels=list("abcd"),
-          thresholds=[0.5, 0.4, 0.6, 0.5],
-          pair=True,
-      ),
-      "token_classification": lambda p: TokenClassificationServingModule(
-          tagger, p, labels=["O", "B-X", "I-X"]
-      ),
-      **{
-          f"squad_{v}": (
-              lambda p, m=m: SquadServingModule(
-                  m, p, max_query_length=8, max_answer_length=5, doc_stride=6
-              )
-          )
-          for v, m in squad.items()
-      },
-      "race": lambda p: RaceServingModule(race, p, max_qa_length=12),
-      "sentence_embedding": lambda p: EmbeddingServingModule(embedder, p),
-  }
-
-
 @pytest.fixture(scope="module")
 def modules(spm_model):
   """{kind: (fixed-length module, dynamic-length module)}."""
-  builders = _builders()
-  preprocessors = [
-      make_preprocessor(
-          spm_model_file=str(spm_model), seq_length=SEQ, dynamic_length=dynamic
-      )
-      for dynamic in (False, True)
-  ]
-  return {
-      kind: tuple(build(p) for p in preprocessors)
-      for kind, build in builders.items()
-  }
+  return serving_check.random_modules(
+      CONFIG,
+      lambda: [
+          make_preprocessor(
+              spm_model_file=str(spm_model),
+              seq_length=SEQ,
+              dynamic_length=dynamic,
+          )
+          for dynamic in (False, True)
+      ],
+  )
 
 
 def _assert_same(fixed, dynamic, longest=None):
@@ -215,22 +143,14 @@ def test_token_classification_squad_race_and_embedding(modules):
   _assert_same(fixed.embed(text), dynamic.embed(text))
 
 
-def _signature_ops(module):
-  """`graph_ops.graph_ops` over every signature of `module`."""
-  used = {}
-  for fn in module.signatures().values():
-    concrete = fn.get_concrete_function()
-    for op, attrs in graph_ops.graph_ops(concrete.graph.as_graph_def()).items():
-      used.setdefault(op, set()).update(attrs)
-  return used
-
-
 def test_every_export_uses_only_what_tf_serving_knows(modules, export_dir):
   known = graph_ops.read_record(RECORD)
   assert known["tensorflow"].startswith("2.20")
   problems = {}
   for kind, (_, dynamic) in sorted(modules.items()):
-    problems[kind] = graph_ops.unknown(_signature_ops(dynamic), known, WHERE)
+    problems[kind] = graph_ops.unknown(
+        serving_check.signature_ops(dynamic), known, WHERE
+    )
   # The pretrained export as `run_export` saves it (saver and asset ops too).
   for name in ("encoder", "preprocessing", "serving"):
     used = graph_ops.saved_model_ops(str(export_dir / name))
@@ -241,7 +161,7 @@ def test_every_export_uses_only_what_tf_serving_knows(modules, export_dir):
 def test_the_op_check_reports_what_a_server_lacks(modules):
   known = graph_ops.read_record(RECORD)
   fixed, _ = modules["pretrained"]
-  used = _signature_ops(fixed)
+  used = serving_check.signature_ops(fixed)
   assert "SentencepieceTokenizeOp" in used
   assert graph_ops.unknown(used, known) == []
   # An op or attribute the server's TensorFlow lacks: one line each.
@@ -255,5 +175,31 @@ def test_the_op_check_reports_what_a_server_lacks(modules):
   assert "op RaggedTensorToTensor: no CPU kernel in TF 1.0" in lines
   # A module compiled with XLA is flagged (TF Serving needs a flag for it).
   xla = TextServingModule(fixed.model, fixed.preprocessor, xla=True)
-  (line,) = graph_ops.unknown(_signature_ops(xla), known)
+  (line,) = graph_ops.unknown(serving_check.signature_ops(xla), known)
   assert "--xla_cpu_compilation_enabled=true" in line
+
+
+def test_check_saves_loads_elsewhere_and_compares_answers(modules, tmp_path):
+  """`serving_check.check` end to end, with this environment standing in
+  for the side one (tools/check_tf_serving.py runs it against TF
+  Serving's TensorFlow): the same answers, every op known."""
+  report = serving_check.check(
+      {"regression": modules["regression"][1]},
+      RECORD,
+      str(tmp_path),
+      side_python=sys.executable,
+      side_script=os.path.join(
+          helpers.REPO, "tests/testdata/make_tf_serving_ops.py"
+      ),
+  )
+  assert report["side"]["tensorflow"] == tf.__version__
+  assert report["regression"] == {
+      "ops": [],
+      "difference": 0.0,
+      "signatures": ["serving_default"],
+  }
+  ours = {"score": np.array([0.5, -np.inf])}
+  assert serving_check._difference(ours, {"score": [0.5, -np.inf]}) == 0.0
+  assert serving_check._difference(ours, {"score": [0.25, -np.inf]}) == 0.25
+  assert serving_check._difference(ours, {"score": [0.5]}) == np.inf
+  assert serving_check._difference(ours, {"other": [0.5, 1.0]}) == np.inf
