@@ -13,7 +13,9 @@ Each then runs in a process of its own on the same batch-1 token ids
                     (`encoder(inputs)`), TensorFlow's kernels: the baseline;
   saved_model_xla   the same call XLA-compiled (`tf.function(jit_compile=True)`
                     around it), TensorFlow at its best on a CPU;
-  tflite_float32    the float32 flatbuffer in `tf.lite.Interpreter`;
+  tflite_float32    the float32 flatbuffer in LiteRT's interpreter
+                    (`ai_edge_litert`; TensorFlow's `tf.lite.Interpreter`
+                    where LiteRT has no wheel: the report says which);
   tflite_dynamic_int8  int8 weights, float activations.
 
 The processes take turns call by call (only one computes at a time), so a

@@ -2,6 +2,7 @@
 albert.run_finetuning` runs, and its tasks, one package per family.
 
   training                 run(): train_and_eval, eval, predict, export
+  exporting                export(): the serving SavedModel or ONNX model
   embedders                open_embedder(): a trained embedder, an export or
                            an imported model, by path
   serving_check            every raw-text serving module, checked against

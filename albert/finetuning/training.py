@@ -16,8 +16,8 @@ import tensorflow as tf
 
 from albert import configs
 from albert import model_dir as model_dir_lib
-from albert.serving import onnx_export
 from official.core import best_checkpoint
+from albert.finetuning import exporting
 from albert.finetuning import task_state
 from albert.registry import fetch as registry
 from albert.finetuning.finetune_task import FinetuneTask
@@ -317,38 +317,6 @@ def evaluate_checkpoints(
   }
 
 
-def _check_quantize(export_format: str, quantize: str) -> None:
-  if quantize != "none" and export_format != "onnx":
-    raise ValueError(
-        f"--quantize={quantize} applies to --export_format=onnx (a "
-        "SavedModel's int8 form is TFLite's: albert.export_tflite "
-        "--precision=dynamic_int8)"
-    )
-
-
-def export(
-    task: FinetuneTask,
-    model,
-    export_dir: str,
-    export_format="saved_model",
-    quantize: str = "none",
-) -> None:
-  """Writes the task's raw-text serving SavedModel, or with
-  `export_format="onnx"` EXPORT_DIR/model.onnx (token ids in; `quantize`:
-  `onnx_export.write`'s), atomically."""
-  _check_quantize(export_format, quantize)
-  if export_format == "onnx":  # an embedder's: pooled as its settings say
-    with atomic_write.atomic_directory(export_dir) as tmp:
-      path = os.path.join(tmp, "model.onnx")
-      onnx_export.write(model, path, task.embedding_settings(), quantize)
-    logging.info("Wrote the %s ONNX model to %s", task.name, export_dir)
-    return
-  module = task.serving_module(model, task.preprocessor())
-  with atomic_write.atomic_directory(export_dir) as tmp:
-    tf.saved_model.save(module, tmp, signatures=module.signatures())
-  logging.info("Wrote the %s serving SavedModel to %s", task.name, export_dir)
-
-
 def run(
     *,
     mode: str,
@@ -375,7 +343,7 @@ def run(
     raise ValueError(f"mode={mode!r} is not one of {MODES}")
   if mode == "export" and not export_dir:
     raise ValueError("--mode=export needs --export_dir (a new directory)")
-  _check_quantize(export_format, quantize)
+  exporting.check_quantize(export_format, quantize)
   if mode not in ("train", "train_and_eval"):
     if checkpoint is None:
       model_dir = best_seed_dir(model_dir)
@@ -424,7 +392,7 @@ def run(
     logging.info("Wrote %s", ", ".join(paths))
     return {}
   if mode == "export":
-    export(task, model, export_dir, export_format, quantize)
+    exporting.export(task, model, export_dir, export_format, quantize)
     return {}
   results = {
       **task.evaluate(model, runner=runner),

@@ -13,8 +13,10 @@ Modules:
                             embed, ...)
   exporter                  export(): the three SavedModels, written atomically
   tflite_export             TFLite flatbuffers (float32, dynamic-range int8)
+  litert                    the TFLite interpreter: LiteRT's, else
+                            TensorFlow's
   onnx_export               ONNX models written from the weights (encoder,
-                            classifiers), for onnxruntime
+                            classifiers), float32 or int8, for onnxruntime
   wordpiece_preprocessor    WordPiecePreprocessor: raw strings -> encoder
                             inputs with a vocab.txt (TF ops)
   embedding                 Embedder: texts -> one vector each, as a model

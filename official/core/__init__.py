@@ -18,6 +18,8 @@
   model_config_file  MODEL_DIR/model_config.json
   summaries          TensorBoard scalars, held until the first checkpoint
   export_base        ExportModule: serving modules without Keras' metadata
+  graph_ops          a graph's ops and attributes against another
+                     TensorFlow's (TF Serving's)
   progress           progress lines: counts, rate, ETA
   host               the cores this process may use (worker pools, tf.data
                      interleaves)

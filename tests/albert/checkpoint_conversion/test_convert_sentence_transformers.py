@@ -24,6 +24,7 @@ from albert.serving.wordpiece_preprocessor import make_preprocessor
 from albert.serving import onnx_export
 from albert.serving import tflite_export
 from albert.serving.embedding import Embedder
+from albert.serving import litert
 from tests import helpers
 from tests.albert.finetuning import finetune_helpers
 
@@ -306,7 +307,7 @@ def test_the_tflite_encoder_embeds_as_sentence_transformers(imported):
       seq_length=expected["ids"].shape[1],
       precision="float32",
   )
-  interpreter = tf.lite.Interpreter(model_content=flatbuffer)
+  interpreter = litert.interpreter(model_content=flatbuffer)
   runner = interpreter.get_signature_runner("serving_default")
   ids = expected["ids"]
   out = runner(

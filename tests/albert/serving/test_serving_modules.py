@@ -120,6 +120,7 @@ def test_sentence_heads_and_tf_example(modules, kind):
   _assert_same(fixed._serve_examples(records), dynamic._serve_examples(records))
 
 
+@pytest.mark.slow
 def test_token_classification_squad_race_and_embedding(modules):
   text = tf.constant(TEXTS)
   fixed, dynamic = modules["token_classification"]
@@ -179,6 +180,7 @@ def test_the_op_check_reports_what_a_server_lacks(modules):
   assert "--xla_cpu_compilation_enabled=true" in line
 
 
+@pytest.mark.slow
 def test_check_saves_loads_elsewhere_and_compares_answers(modules, tmp_path):
   """`serving_check.check` end to end, with this environment standing in
   for the side one (tools/check_tf_serving.py runs it against TF

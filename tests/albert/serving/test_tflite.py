@@ -16,6 +16,7 @@ from albert.serving import tflite_export
 from albert.modeling.classifier import AlbertClassifier
 from albert.modeling.multiple_choice import AlbertMultipleChoice
 from albert.modeling.token_classifier import AlbertTokenClassifier
+from albert.serving import litert
 from tests import helpers
 
 # Every test here needs the exported SavedModels (serving/conftest.py).
@@ -33,7 +34,7 @@ def run_export_tflite(args):
 def tflite_runner(path):
   """The `serving_default` signature runner of a .tflite file."""
   with open(path, "rb") as f:
-    interpreter = tf.lite.Interpreter(model_content=f.read())
+    interpreter = litert.interpreter(model_content=f.read())
   return interpreter.get_signature_runner("serving_default")
 
 

@@ -21,6 +21,7 @@ from albert.finetuning.own_data.sentence_embedding import SentenceEmbeddingTask
 from albert import model_dir as model_dir_lib
 from albert.serving import embedding
 from albert.serving import tflite_export
+from albert.serving import litert
 from official.errors import InputError
 from tests.albert.finetuning import finetune_helpers as helpers
 
@@ -304,7 +305,7 @@ def test_contrastive_training_beats_the_untrained_model_and_serves_it(
       seq_length=24,
       precision="float32",
   )
-  runner = tf.lite.Interpreter(model_content=flatbuffer).get_signature_runner(
+  runner = litert.interpreter(model_content=flatbuffer).get_signature_runner(
       "serving_default"
   )
   np.testing.assert_allclose(runner(**feeds)["embedding"], vectors, atol=2e-5)
