@@ -56,6 +56,8 @@ NEEDS = {
     "Keras 3": "a Keras 3 environment with keras-hub (the suite's is Keras 2, "
     "tf_keras)",
     "the repository's history": "past commits of this repository",
+    "TF Serving": "a running TensorFlow Serving server (its docker image), "
+    "which no test machine has",
 }
 # Info strings of runnable blocks, and those of them that are shell.
 _RUNNABLE = {"sh", "bash", "shell", "console", "python", "py", ""}

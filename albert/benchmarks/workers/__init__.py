@@ -22,6 +22,6 @@ answering in turns (`official.benchmark.turns`).
 
 A worker imports the standard library, `serve_loop`, `request_mix`, what it
 times and (the TFLite worker) `albert.serving.litert`, the interpreter's
-choice, and nothing else of `albert` or `official`: the SavedModel's process holds
-TensorFlow and TF-Text only, as a serving process would.
+choice, and nothing else of `albert` or `official`: the SavedModel's process
+holds TensorFlow and TF-Text only, as a serving process would.
 """
