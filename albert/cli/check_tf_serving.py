@@ -29,6 +29,7 @@ from albert.serving import exporter
 from albert.modeling.config import AlbertConfig
 from albert.serving.wordpiece_preprocessor import make_preprocessor
 from official.errors import InputError
+from official.io import files
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 SPM = flags.DEFINE_string(
@@ -54,7 +55,7 @@ def main(argv):
   cli.unexpected_arguments(argv)
   cli.require_flags("spm_model_file")
   for flag, path in ((SPM, SPM.value), (RECORD, RECORD.value)):
-    if not os.path.isfile(path):
+    if not files.isfile(path):
       raise InputError(f"--{flag.name}={path} does not exist")
   if SIDE.value and not os.access(SIDE.value, os.X_OK):
     raise InputError(
@@ -77,6 +78,7 @@ def main(argv):
           make_preprocessor(spm_model_file=SPM.value, seq_length=SEQ.value)
       ],
   )
+  # local-only: the check's scratch SavedModels, removed after.
   with tempfile.TemporaryDirectory() as work:
     # run_export's encoder and preprocessing SavedModels, as it writes them.
     exported = os.path.join(work, "export")

@@ -250,9 +250,11 @@ def check(
   if side_python is None:
     return report
   requests = _requests(paths)
+  # local-only: the files exchanged with the side process, removed after.
   with tempfile.TemporaryDirectory() as tmp:
     request_file = os.path.join(tmp, "requests.json")
     answer_file = os.path.join(tmp, "answers.json")
+    # local-only: in the scratch directory above.
     with open(request_file, "w", encoding="utf-8") as f:
       json.dump(requests, f)
     run = subprocess.run(
@@ -271,6 +273,7 @@ def check(
           "the side environment failed: "
           + (run.stderr.strip().splitlines() or ["no output"])[-1]
       )
+    # local-only: in the scratch directory above.
     with open(answer_file, encoding="utf-8") as f:
       side = json.load(f)
   ours = _answer(requests)

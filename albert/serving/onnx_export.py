@@ -340,6 +340,7 @@ def quantize_int8(proto):
   root = py_logging.getLogger()
   level = root.level
   root.setLevel(max(level, py_logging.WARNING))
+  # local-only: the quantiser's scratch file, removed after.
   with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "int8.onnx")
     try:

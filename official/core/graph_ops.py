@@ -15,6 +15,8 @@ TF Serving enables only with `--xla_cpu_compilation_enabled=true`.
 import json
 from typing import Dict, Iterable, List, Set
 
+from official.io import files
+
 XLA_ATTRIBUTE = "_XlaMustCompile"
 # Ops the runtime executes itself, without a kernel registered for them.
 _RUNTIME_OPS = frozenset({"_Arg", "_Retval"})
@@ -97,8 +99,8 @@ def record() -> Dict:
 
 
 def read_record(path: str) -> Dict:
-  with open(path, encoding="utf-8") as f:
-    return json.load(f)
+  """A `record` written as JSON (any TensorFlow file system)."""
+  return json.loads(files.read_text(path, "the op record"))
 
 
 def unknown(
