@@ -132,12 +132,7 @@ def main(argv: Sequence[str]) -> None:
   cli.unexpected_arguments(argv)
   onnx = FORMAT.value == "onnx"
   cli.require_flags(MODEL_DIR.name, EXPORT_DIR.name)
-  if QUANTIZE.value != "none" and not onnx:
-    raise InputError(
-        f"--quantize={QUANTIZE.value} applies to --format=onnx (a "
-        "SavedModel's int8 form is TFLite's: albert.export_tflite "
-        "--precision=dynamic_int8)"
-    )
+  onnx_export.check_quantize(QUANTIZE.value, onnx, "--format")
   model_dir_path = registry.resolve(MODEL_DIR.value)
   spm = vocab = None
   if not onnx:

@@ -11,16 +11,6 @@ from albert.serving import onnx_export
 from official.io import atomic_write
 
 
-def check_quantize(export_format: str, quantize: str) -> None:
-  """Refuses `quantize` for a format without an int8 form here."""
-  if quantize != "none" and export_format != "onnx":
-    raise ValueError(
-        f"--quantize={quantize} applies to --export_format=onnx (a "
-        "SavedModel's int8 form is TFLite's: albert.export_tflite "
-        "--precision=dynamic_int8)"
-    )
-
-
 def export(
     task: FinetuneTask,
     model,
@@ -31,7 +21,9 @@ def export(
   """Writes the task's raw-text serving SavedModel, or with
   `export_format="onnx"` EXPORT_DIR/model.onnx (token ids in; `quantize`:
   `onnx_export.write`'s), atomically."""
-  check_quantize(export_format, quantize)
+  onnx_export.check_quantize(
+      quantize, export_format == "onnx", "--export_format"
+  )
   if export_format == "onnx":  # an embedder's: pooled as its settings say
     with atomic_write.atomic_directory(export_dir) as tmp:
       path = os.path.join(tmp, "model.onnx")

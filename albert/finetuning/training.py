@@ -18,6 +18,7 @@ from albert import configs
 from albert import model_dir as model_dir_lib
 from official.core import best_checkpoint
 from albert.finetuning import exporting
+from albert.serving import onnx_export
 from albert.finetuning import task_state
 from albert.registry import fetch as registry
 from albert.finetuning.finetune_task import FinetuneTask
@@ -343,7 +344,9 @@ def run(
     raise ValueError(f"mode={mode!r} is not one of {MODES}")
   if mode == "export" and not export_dir:
     raise ValueError("--mode=export needs --export_dir (a new directory)")
-  exporting.check_quantize(export_format, quantize)
+  onnx_export.check_quantize(
+      quantize, export_format == "onnx", "--export_format"
+  )
   if mode not in ("train", "train_and_eval"):
     if checkpoint is None:
       model_dir = best_seed_dir(model_dir)

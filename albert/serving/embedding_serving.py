@@ -96,11 +96,7 @@ class EmbeddingServingModule(export_base.ExportModule):
     tokens = self.preprocessor.tokenize(text)  # [B, (n)]
     room = self.embed_length - 2
     lengths = tf.minimum(tokens.row_lengths(), room)
-    # The longest text of the batch (2: an empty batch's).
-    zero = tf.zeros([1], lengths.dtype)
-    longest = tf.cast(
-        tf.reduce_max(tf.concat([lengths, zero], 0)) + 2, tf.int32
-    )
+    longest = self.preprocessor.longest(lengths + 2)  # [CLS] ... [SEP]
     inputs = self.preprocessor.pack([tokens], seq_length=longest)
     outputs = self._encode_any_length(inputs)
     embedding = pooling.pool(

@@ -359,6 +359,17 @@ def quantize_int8(proto):
 QUANTIZE = ("none", "int8")
 
 
+def check_quantize(quantize: str, onnx: bool, format_flag: str) -> None:
+  """Refuses `quantize` for an export that is not ONNX (`format_flag`: the
+  command's flag that chooses ONNX), before any work."""
+  if quantize != "none" and not onnx:
+    raise InputError(
+        f"--quantize={quantize} applies to {format_flag}=onnx (a "
+        "SavedModel's int8 form is TFLite's: albert.export_tflite "
+        "--precision=dynamic_int8)"
+    )
+
+
 def write(
     model, path: str, embedding: Optional[Dict] = None, quantize: str = "none"
 ) -> str:

@@ -54,12 +54,15 @@ class TextServingModule(embedding_serving.EmbeddingServingModule):
     )
     self.top_k = top_k
     # One input signature, so every signature shares one trace of the model
-    # part. `xla` at a fixed length compiles it with XLA (the SentencePiece
-    # ops cannot be); at lengths that vary with the request XLA would compile
-    # the whole encoder once per shape, so only the fusions between the
-    # matrix products are XLA's (`EmbeddingServingModule`'s fused_kernels).
-    self._encode = embedding_serving.encoder_function(
-        pretrainer.encoder, xla and not dynamic, fused=xla and dynamic
+    # part. At lengths that vary with the request it is the embed
+    # signature's (XLA would compile the whole encoder once per shape, so
+    # `xla` makes only the fusions between the matrix products XLA's:
+    # `EmbeddingServingModule`'s fused_kernels); `xla` at a fixed length
+    # compiles it with XLA (the SentencePiece ops cannot be).
+    self._encode = (
+        self._encode_any_length
+        if dynamic
+        else embedding_serving.encoder_function(pretrainer.encoder, xla)
     )
 
   @tf.function(input_signature=[_TEXT])
