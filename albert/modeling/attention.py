@@ -6,6 +6,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.modeling import fusion
+from official.modeling import tokenwise
 from official.modeling.fusion import residual_layer_norm
 
 # Added to the attention scores of padded keys, as in the original ALBERT.
@@ -96,9 +97,10 @@ class AttentionBlock(tf_keras.layers.Layer):
     rows = x
     if query_positions is not None:
       rows = tf.gather(x, query_positions, batch_dims=1)  # [B, Q, H]
-    q = self._split_heads(self.query(rows))  # [B, T, H] -> [B, N, T, D]
-    k = self._split_heads(self.key(x))
-    v = self._split_heads(self.value(x))
+    # [B, T, H] -> [B, N, T, D]
+    q = self._split_heads(tokenwise.dense(rows, self.query))
+    k = self._split_heads(tokenwise.dense(x, self.key))
+    v = self._split_heads(tokenwise.dense(x, self.value))
     key_mask = tf.cast(attention_mask, tf.float32)[:, tf.newaxis, tf.newaxis, :]
     key_bias = (1.0 - key_mask) * MASK_ADDER  # [B, 1, 1, S]
     if fusion.enabled() and not (training and self.attention_dropout_rate):
@@ -116,7 +118,9 @@ class AttentionBlock(tf_keras.layers.Layer):
     context = tf.reshape(
         context, [tf.shape(context)[0], tf.shape(context)[1], self.hidden_size]
     )  # [B, T, N, D] -> [B, T, H]
-    out = self.output_dropout(self.output_dense(context), training=training)
+    out = self.output_dropout(
+        tokenwise.dense(context, self.output_dense), training=training
+    )
     return residual_layer_norm(self.layer_norm, rows, out)
 
   def get_config(self):

@@ -3,6 +3,8 @@
 import tensorflow as tf
 import tf_keras
 
+from official.modeling import tokenwise
+
 
 class FactorizedEmbedding(tf_keras.layers.Layer):
   """Word + position + token-type embeddings of width E, then a projection to H.
@@ -120,7 +122,8 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
     x = self.dropout(x, training=training)
     if self.embedding_projection is None:  # E == H
       return tf.cast(x, self.compute_dtype)
-    return self.embedding_projection(x)  # [B, T, E] -> [B, T, H]
+    # [B, T, E] -> [B, T, H]
+    return tokenwise.dense(x, self.embedding_projection)
 
   def get_config(self):
     config = super().get_config()

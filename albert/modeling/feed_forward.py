@@ -4,6 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.modeling import fusion
+from official.modeling import tokenwise
 from official.modeling.fusion import residual_layer_norm
 
 from official.modeling import activations
@@ -83,8 +84,8 @@ class FeedForwardBlock(tf_keras.layers.Layer):
       ]
       out = fusion.feed_forward_gelu(x, *weights)  # [B, T, H]
     else:
-      inner = self.intermediate(x)  # [B, T, H] -> [B, T, FFN]
-      out = self.output_dense(inner)  # [B, T, FFN] -> [B, T, H]
+      # [B, T, H] -> [B, T, FFN] -> [B, T, H]
+      out = tokenwise.dense(x, self.intermediate, self.output_dense)
     out = self.dropout(out, training=training)
     return residual_layer_norm(self.layer_norm, x, out)
 

@@ -4,4 +4,5 @@
   precision    mixed-precision policies and their compute dtypes
   fusion       fused kernels for the training step (GELU, LayerNorm)
   recompute    activation recomputation, chosen per training run
+  tokenwise    Dense over a sequence's last axis as one 2-D product
 """
