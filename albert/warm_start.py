@@ -11,20 +11,101 @@ trainer when the model directory has no checkpoint of its own):
                         optimizer's moments where they line up
 """
 
+import dataclasses
 import os
 
 from absl import logging
+import gin
+import numpy as np
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert.modeling import weight_names
 from albert.modeling.config import AlbertConfig
+from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import checkpoints
 from official.core import model_config_file
 from official.errors import DamagedFileError
+from official.errors import InputError
 from official.errors import first_line
 from official.io import files
+
+POSITIONS = f"{weight_names.EMBEDDINGS}/position_embeddings"
+EXTEND_METHODS = ("copy", "interpolate")
+
+
+@gin.configurable
+@dataclasses.dataclass(frozen=True)
+class PositionTable:
+  """How a warm start fills a position table longer than the checkpoint's
+  (`AlbertConfig.max_position_embeddings` raised, for longer texts).
+
+  Attributes:
+    extend: `copy`: the learnt rows first, then repeated in order until the
+      table is full (row i is learnt row i mod n), as Longformer (Beltagy
+      et al., 2020, section 5) starts its 4,096 positions from RoBERTa's
+      512; the first n rows are the checkpoint's. `interpolate`: the learnt
+      table resampled linearly over the new positions (row i is the learnt
+      table at i (n - 1) / (N - 1)), the first and last rows kept.
+  """
+
+  extend: str = "copy"
+
+  def __post_init__(self):
+    if self.extend not in EXTEND_METHODS:
+      raise InputError(
+          f"PositionTable.extend={self.extend!r} is not one of "
+          f"{', '.join(EXTEND_METHODS)}"
+      )
+
+
+def extend_rows(table: np.ndarray, rows: int, method: str) -> np.ndarray:
+  """`table` [n, E] as [rows, E] (rows >= n), filled as `PositionTable`
+  says."""
+  n = table.shape[0]
+  if rows < n:
+    raise ValueError(f"cannot extend a table of {n} rows to {rows}")
+  if method == "copy":
+    return table[np.arange(rows) % n]
+  at = np.arange(rows) * ((n - 1) / max(rows - 1, 1))  # [rows] in [0, n-1]
+  low = np.minimum(np.floor(at).astype(np.int64), n - 1)
+  high = np.minimum(low + 1, n - 1)
+  weight = (at - low)[:, np.newaxis].astype(table.dtype)
+  return table[low] * (1 - weight) + table[high] * weight
+
+
+def _assign_extended(target, source, path: str) -> bool:
+  """target.assign(source's value), a shorter (position) table extended;
+  whether it was."""
+  value = np.asarray(source)
+  extended = value.shape[0] < target.shape[0]
+  if extended:
+    method = PositionTable().extend
+    logging.info(
+        "%s: the position table's %d rows extended to %d (%s)",
+        path,
+        value.shape[0],
+        target.shape[0],
+        method,
+    )
+    value = extend_rows(value, target.shape[0], method)
+  target.assign(value)
+  return extended
+
+
+def _checkpoint_positions(path: str):
+  """Rows of the encoder's position table in checkpoint `path`, or None."""
+  for key, shape in (
+      checkpoints.reader(path).get_variable_to_shape_map().items()
+  ):
+    if (
+        key.startswith("model/encoder/")
+        and "position_embeddings/.ATTRIBUTES" in key
+        and "OPTIMIZER_SLOT" not in key
+    ):
+      return shape[0]
+  return None
 
 
 def load_encoder_weights(
@@ -55,17 +136,32 @@ def load_encoder_weights(
     saved = model_dir_lib.read_model_config(source_dir).to_dict()
     wanted = config.to_dict()
     changed = model_config_file.differences(saved, wanted)
+    longer = "max_position_embeddings"
+    if changed == [longer] and wanted[longer] > saved[longer]:
+      changed = []  # the learnt rows are extended below
     if changed:
       raise ValueError(
           f"init checkpoint {path} is another model (checkpoint -> config: "
           f"{model_config_file.describe(saved, wanted, changed)}); pass the "
           "gin size file it was trained with"
       )
+  rows = _checkpoint_positions(path)
+  source = encoder
+  if rows is not None and rows < config.max_position_embeddings:
+    # Read into an encoder of the checkpoint's table, then copied over.
+    source = AlbertEncoder.from_config_object(
+        config.replace(max_position_embeddings=rows)
+    )
+    source(source.dummy_inputs())  # every weight created, to be read
   model_dir_lib.restore_matched(
-      tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder)),
+      tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=source)),
       path,
       f"init checkpoint {path} does not fit the encoder",
   )
+  if source is not encoder:
+    have = weight_names.encoder_weights(source)
+    for name, variable in weight_names.encoder_weights(encoder).items():
+      _assign_extended(variable, have[name], path)
   return path
 
 
@@ -127,17 +223,23 @@ def init_pretrainer(
           f"model{hint}"
       )
     shape = have[source_name].shape.as_list()
-    if shape != variable.shape.as_list():
+    longer_table = (
+        name == POSITIONS
+        and shape[1:] == variable.shape.as_list()[1:]
+        and shape[0] < variable.shape[0]
+    )
+    if shape != variable.shape.as_list() and not longer_table:
       raise ValueError(
           f"--init_checkpoint {path}: {source_name} has shape {shape}, this "
           f"model's {name} {variable.shape.as_list()}; use the same "
           "architecture (model_config.json beside the checkpoint)"
       )
+  extended = False
   for name, variable in weights.items():
     source_name = (
         weight_names.first_block_name(name) if name in from_group0 else name
     )
-    variable.assign(have[source_name])
+    extended |= _assign_extended(variable, have[source_name], path)
   if from_group0:
     logging.info(
         "init_from_group0: %d weights start from block 0 of %s",
@@ -149,7 +251,12 @@ def init_pretrainer(
       for k in checkpoints.reader(path).get_variable_to_shape_map()
   )
   if init_optimizer_slots and optimizer is not None:
-    if has_slots and not from_group0 and len(have) == len(weights):
+    if (
+        has_slots
+        and not from_group0
+        and not extended
+        and len(have) == len(weights)
+    ):
       _restore_slots(optimizer, path)
     else:
       logging.warning(

@@ -11,6 +11,10 @@ labelled with their package (asyncio, email, logging, unittest), split
 naming their packages ("asyncio|logging"), for
 gin/finetune/text_multilabel.gin.
 
+--minority=logging writes skewed labels: `logging` for that package's
+sentences, drawn to be --minority_share (5%) of each split, and `other` for
+the rest; the case for TextClassificationTask.class_weights='balanced'.
+
 --pairs=anchor_positive writes sentence pairs (`id,anchor,positive`: a
 docstring sentence and the next one) and --pairs=scored scored pairs
 (`id,text,text_pair,score`: 1 for the next sentence, 0.5 for a sentence of
@@ -23,6 +27,7 @@ from absl import logging
 
 from albert import cli
 from albert.finetuning.own_data import sample_data
+from official.errors import InputError
 
 OUT_DIR = flags.DEFINE_string("out_dir", "mydata", "Where the CSV files go.")
 MULTI_LABEL = flags.DEFINE_bool(
@@ -30,6 +35,16 @@ MULTI_LABEL = flags.DEFINE_bool(
     False,
     "Texts of one or two sentences, labelled with every package they come "
     "from (a `labels` column, '|'-joined).",
+)
+MINORITY = flags.DEFINE_enum(
+    "minority",
+    None,
+    sample_data.PACKAGES,
+    "Two skewed labels: this package's sentences (--minority_share of each "
+    "split) and `other`.",
+)
+MINORITY_SHARE = flags.DEFINE_float(
+    "minority_share", 0.05, "The minority label's share of each split."
 )
 
 PAIRS = flags.DEFINE_enum(
@@ -45,9 +60,17 @@ def main(argv):
   if PAIRS.value:
     counts = sample_data.write_sample_pairs(OUT_DIR.value, PAIRS.value)
   else:
-    counts = sample_data.write_sample_classification_data(
-        OUT_DIR.value, multi_label=MULTI_LABEL.value
-    )
+    if MULTI_LABEL.value and MINORITY.value:
+      raise InputError("--multi_label and --minority: choose one")
+    try:
+      counts = sample_data.write_sample_classification_data(
+          OUT_DIR.value,
+          multi_label=MULTI_LABEL.value,
+          minority=MINORITY.value,
+          minority_share=MINORITY_SHARE.value,
+      )
+    except ValueError as e:
+      raise InputError(str(e)) from e
   logging.info(
       "Wrote %s: %s",
       OUT_DIR.value,

@@ -21,6 +21,9 @@ the task recipe and the model size are layered on top. Modes:
                   (--export_format=onnx: EXPORT_DIR/model.onnx, token ids in;
                   --quantize=int8: its matrix products in int8)
 
+--freeze_encoder trains the head alone on the encoder's fixed features (a
+fast baseline; the encoder's weights stay --init_checkpoint's).
+
 --seeds=1,2,3 (with train_and_eval) fine-tunes once per seed into
 MODEL_DIR/seed_N and keeps the dev-best run (MODEL_DIR/seeds.json has every
 seed's metrics); eval, predict and export on MODEL_DIR then use that run.
@@ -129,6 +132,13 @@ EARLY_STOPPING_PATIENCE = flags.DEFINE_integer(
     "improvement (TrainerConfig.early_stopping_patience; default 0, never).",
     lower_bound=0,
 )
+FREEZE_ENCODER = flags.DEFINE_bool(
+    "freeze_encoder",
+    None,
+    "Train the head alone on the encoder's fixed features: the encoder keeps "
+    "--init_checkpoint's weights (no gradients or optimizer slots for them) "
+    "and runs without dropout (the task's freeze_encoder).",
+)
 KEEP_ALL_SEEDS = flags.DEFINE_bool(
     "keep_all_seeds",
     False,
@@ -147,6 +157,7 @@ def main(argv: Sequence[str]) -> None:
           ("spm_model_file", SPM_MODEL_FILE),
           ("vocab_file", VOCAB_FILE),
           ("cache_dir", CACHE_DIR),
+          ("freeze_encoder", FREEZE_ENCODER),
       )
       if flag.value is not None
   }

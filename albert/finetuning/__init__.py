@@ -10,6 +10,7 @@ albert.run_finetuning` runs, and its tasks, one package per family.
 
 Shared by every family:
   finetune_task            FinetuneTask: tokenizer, cached features, prediction
+  task_model               its encoder's config, warm start, a frozen encoder
   feature_cache            converted training features, kept between runs
   task_state               TaskState: what MODEL_DIR knows besides the weights
                            (labels.json, eval_results.json), for use_state
@@ -17,7 +18,9 @@ Shared by every family:
   sentence_classification  SentenceClassificationTask (the original
                            run_classifier.py features and serving), GLUE's and
                            own data's
-  classification_metrics   accuracy, F1, macro-F1, MCC, Pearson, Spearman
+  classification_metrics   accuracy, F1, macro-F1, MCC, Pearson, Spearman,
+                           per-class scores and the confusion matrix
+  class_weights            class and positive weights, the focal loss
   multilabel_metrics       multi-label metrics and per-label thresholds
   packing                  a fine-tuning example's segments -> encoder inputs
   text_example             TextExample, MultipleChoiceExample

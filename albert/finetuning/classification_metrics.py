@@ -6,7 +6,7 @@ including scikit-learn's 0.0 for an undefined F1 or MCC; neither library is a
 dependency.
 """
 
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -63,6 +63,47 @@ def macro_f1(predictions, labels) -> float:
     wrong = np.sum((predictions == c) != (labels == c))  # FP + FN
     scores.append(2 * tp / (2 * tp + wrong) if tp + wrong else 0.0)
   return float(np.mean(scores))
+
+
+def per_class(
+    predictions, labels, names: Sequence[str], prefix: str = ""
+) -> Dict[str, float]:
+  """Each class's precision, recall and F1 (`<prefix>precision/<name>`,
+  ...; 0.0
+  where undefined, as scikit-learn's `precision_recall_fscore_support`
+  with zero_division=0) and the confusion matrix
+  (`<prefix>confusion/<gold>/<predicted>`: how many examples of class gold got
+  class predicted, scikit-learn's `confusion_matrix`).
+
+  Args:
+    predictions: [N] class indices in [0, len(names)).
+    labels: [N] class indices in [0, len(names)).
+    names: the class names, by index.
+  """
+  predictions, labels = _pair(predictions, labels, np.int64)
+  k = len(names)
+  confusion = np.zeros([k, k], np.int64)
+  np.add.at(confusion, (labels, predictions), 1)
+  tp = np.diag(confusion).astype(np.float64)
+  predicted = confusion.sum(axis=0)
+  gold = confusion.sum(axis=1)
+  precision = np.where(predicted > 0, tp / np.maximum(predicted, 1), 0.0)
+  recall = np.where(gold > 0, tp / np.maximum(gold, 1), 0.0)
+  wrong = predicted + gold - 2 * tp  # FP + FN
+  f1_scores = np.where(
+      tp + wrong > 0, 2 * tp / np.maximum(2 * tp + wrong, 1), 0.0
+  )
+  out = {}
+  for i, name in enumerate(names):
+    out[f"{prefix}precision/{name}"] = float(precision[i])
+    out[f"{prefix}recall/{name}"] = float(recall[i])
+    out[f"{prefix}f1/{name}"] = float(f1_scores[i])
+  for i, gold_name in enumerate(names):
+    for j, predicted_name in enumerate(names):
+      out[f"{prefix}confusion/{gold_name}/{predicted_name}"] = float(
+          confusion[i, j]
+      )
+  return out
 
 
 def matthews_corrcoef(predictions, labels) -> float:

@@ -4,7 +4,10 @@ Shared by GLUE (classes, or one score for STS-B regression) and RACE (one
 logit per option). The model returns `logits` [B, C]; the batch holds
 `label` (int32 class index, or float32 score when `is_regression`).
 Losses are sums over this batch divided by the number of examples in the
-global batch (`official/core/task.py`), i.e. the mean over the global batch.
+global batch (`official/core/task.py`), i.e. the mean over the global batch;
+with class weights (`class_weight_vector`) the sum of the examples' weights
+divides instead, and `focal_gamma` makes it the focal loss
+(`albert/finetuning/class_weights.py`).
 """
 
 from typing import Dict, List
@@ -12,6 +15,7 @@ from typing import Dict, List
 import tensorflow as tf
 import tf_keras
 
+from albert.finetuning import class_weights
 from albert.finetuning.finetune_task import FinetuneTask
 
 
@@ -19,9 +23,23 @@ class ClassificationTask(FinetuneTask):
   """Cross-entropy over classes, or squared error for a regression score."""
 
   is_regression: bool = False
+  # [C] float32 weight of each class (None: all 1), and the focal exponent:
+  # set by tasks that offer them, once the training labels are counted.
+  class_weight_vector = None
+  focal_gamma: float = 0.0
+
+  def _weighted(self) -> bool:
+    return not self.is_regression and (
+        self.class_weight_vector is not None or bool(self.focal_gamma)
+    )
 
   def loss_totals(self, batch: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
-    return {"examples": tf.cast(tf.shape(batch["label"])[0], tf.float32)}
+    totals = {"examples": tf.cast(tf.shape(batch["label"])[0], tf.float32)}
+    if self._weighted():
+      totals["weights"] = tf.reduce_sum(
+          class_weights.label_weights(batch["label"], self.class_weight_vector)
+      )
+    return totals
 
   def _per_example_loss(self, outputs, batch) -> tf.Tensor:
     """[B] cross-entropy (or squared error) of each example."""
@@ -32,6 +50,14 @@ class ClassificationTask(FinetuneTask):
     )
 
   def compute_loss(self, outputs, batch, totals):
+    if self._weighted():
+      terms = class_weights.softmax_loss(
+          batch["label"],
+          outputs["logits"],
+          self.class_weight_vector,
+          self.focal_gamma,
+      )
+      return {"loss": tf.reduce_sum(terms) / totals["weights"]}
     loss = tf.reduce_sum(self._per_example_loss(outputs, batch)) / (
         totals["examples"]
     )

@@ -6,7 +6,7 @@ fixed-shape features, trains a head on the encoder with the generic
 prediction files and a raw-text serving SavedModel.
 
 Subclasses set `name` and the split tuples and implement the abstract hooks
-(read_examples, featurize, feature_spec, build_model, the loss,
+(read_examples, featurize, feature_spec, build_task_model, the loss,
 evaluate_outputs, write_predictions, serving_module). The base class
 provides the tokenizer, the cached training records (`feature_cache.py`),
 the training input pipeline, and ordered prediction over a split.
@@ -17,12 +17,10 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from absl import logging
-import gin
 import numpy as np
 import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
-from albert import warm_start
 from albert.modeling.config import AlbertConfig
 from albert.serving.preprocessor import Preprocessor
 from albert.serving.wordpiece_preprocessor import make_preprocessor
@@ -30,8 +28,8 @@ from albert.text import tokenizers
 from albert.text.tokenizers import Tokenizer
 from albert.finetuning import feature_cache
 from albert.finetuning.packing import pack_segments
+from albert.finetuning import task_model
 from albert.finetuning.task_state import TaskState
-from official.core import model_config_file
 from official.core.task import Task
 from official.distribute.replicated import Replicated
 from official.io import files
@@ -57,9 +55,8 @@ class FinetuneTask(Task, abc.ABC):
     seed: training stream shuffle seed.
     cache_dir: where converted training features are kept (default
       `DATA_DIR/cache`).
-    model_config: the encoder architecture; when None, `AlbertConfig()`
-      (gin), or, when no gin file binds `AlbertConfig` (no size file), the
-      one `init_checkpoint`'s model directory records.
+    model_config: the encoder architecture; None: `task_model.encoder_config`
+      (`described_by`'s record, the fields gin binds replaced).
     init_checkpoint: the pretrained (or converted) checkpoint, a prefix or a
       model directory, whose encoder a new run starts from
       (`warm_start.load_encoder_weights`); the heads start fresh. None: a
@@ -70,6 +67,8 @@ class FinetuneTask(Task, abc.ABC):
       the tokenizer file) fill in what neither gin nor the flags give;
       default `init_checkpoint`'s (eval, predict and export pass the
       fine-tuned model directory itself).
+    freeze_encoder: train the head alone on fixed features
+      (`task_model.freeze_encoder`).
   """
 
   name: str = ""
@@ -96,6 +95,7 @@ class FinetuneTask(Task, abc.ABC):
       model_config: Optional[AlbertConfig] = None,
       init_checkpoint: Optional[str] = None,
       described_by: Optional[str] = None,
+      freeze_encoder: bool = False,
   ):
     cls = type(self).__name__
     for arg, value in (
@@ -114,7 +114,7 @@ class FinetuneTask(Task, abc.ABC):
     self._tokenizer_source = (
         None if spm_model_file or vocab_file else described_by
     )
-    self.config = model_config or _encoder_config(described_by)
+    self.config = model_config or task_model.encoder_config(described_by)
     if seq_length > self.config.max_position_embeddings:
       raise ValueError(
           f"{cls}.seq_length={seq_length} exceeds AlbertConfig."
@@ -123,6 +123,7 @@ class FinetuneTask(Task, abc.ABC):
       )
     self.data_dir = data_dir
     self.init_checkpoint = init_checkpoint
+    self.freeze_encoder = freeze_encoder
     self._spm_model_file = spm_model_file
     self._vocab_file = vocab_file
     self.do_lower_case = do_lower_case
@@ -141,20 +142,27 @@ class FinetuneTask(Task, abc.ABC):
     self._split_features = {}  # split -> (examples, features, arrays)
     self._default_runner = Replicated()
 
+  def count_training_labels(self, examples: Sequence[Any]) -> None:
+    """Hook: the training examples, before their features (class weights)."""
+    del examples
+
+  def build_model(self):
+    """`build_task_model`'s model, its encoder frozen with
+    `freeze_encoder`."""
+    model = self.build_task_model()
+    if self.freeze_encoder:
+      task_model.freeze_encoder(model, type(self).__name__)
+    return model
+
+  @abc.abstractmethod
+  def build_task_model(self):
+    """The task's model (an `EncoderWithHeads`), built."""
+
   def initialize(self, model, optimizer) -> Optional[str]:
     """The encoder of `init_checkpoint` (the trainer calls this when the
     model directory has no checkpoint yet)."""
     del optimizer  # fine-tuning starts its optimizer afresh
-    if not self.init_checkpoint:
-      logging.warning(
-          "No --init_checkpoint: fine-tuning a randomly initialised encoder."
-      )
-      return None
-    path = warm_start.load_encoder_weights(
-        model.encoder, self.init_checkpoint, self.config
-    )
-    logging.info("Encoder restored from %s; the head starts fresh.", path)
-    return path
+    return task_model.warm_start(model, self.init_checkpoint, self.config)
 
   # --- Hooks ------------------------------------------------------------------
 
@@ -320,6 +328,7 @@ class FinetuneTask(Task, abc.ABC):
       _ = self.tokenizer  # fail early on a missing model or wrong vocabulary
       examples = self.read_examples(self.train_split)
       self.num_train_examples = len(examples)
+      self.count_training_labels(examples)
       key = {
           "task": self.name,
           "split": self.train_split,
@@ -435,15 +444,3 @@ class FinetuneTask(Task, abc.ABC):
           split, *self.predict(model, split, runner), output_dir
       )
     return paths
-
-
-def _encoder_config(described_by: Optional[str]) -> AlbertConfig:
-  """`AlbertConfig()` as gin binds it, else (no size file) the one
-  `described_by`'s model directory records."""
-  if not described_by or "AlbertConfig." in gin.config_str():
-    return AlbertConfig()
-  model_dir = model_dir_lib.split_checkpoint(described_by)[0]
-  if not files.exists(os.path.join(model_dir, model_config_file.FILE_NAME)):
-    return AlbertConfig()
-  logging.info("No size gin file: the encoder %s records", model_dir)
-  return model_dir_lib.read_model_config(model_dir)

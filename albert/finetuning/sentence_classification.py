@@ -83,7 +83,7 @@ class SentenceClassificationTask(ClassificationTask):
       feature["label"] = self._label(example.label)
       yield feature
 
-  def build_model(self):
+  def build_task_model(self):
     return AlbertClassifier.from_config_object(
         self.config,
         num_classes=self.num_classes,

@@ -89,7 +89,9 @@ class AlbertClassifier(EncoderWithHeads):
       kwargs["output_positions"] = tf.zeros(
           [tf.shape(inputs["input_word_ids"])[0], 0], tf.int32
       )
-    outputs = self.encoder(inputs, training=training, **kwargs)
+    outputs = self.encoder(
+        inputs, training=self.encoder_training(training), **kwargs
+    )
     features = outputs[self.encoder_output]
     features = self.dropout(features, training=training)
     return tf.cast(self.classifier(features), tf.float32)

@@ -38,6 +38,12 @@ class EncoderWithHeads(tf_keras.Model):
     model(model.dummy_inputs())
     return model
 
+  def encoder_training(self, training):
+    """The `training` argument for the encoder: False once the encoder is
+    frozen (`encoder.trainable = False`, fine-tuning's freeze_encoder), so
+    its dropout is off and the heads learn from fixed features."""
+    return training if self.encoder.trainable else False
+
   def head_config(self) -> Dict[str, Any]:
     """The subclass's keyword options, as `get_config` returns them."""
     return {}

@@ -86,7 +86,9 @@ class AlbertSquadModel(EncoderWithHeads):
     return inputs
 
   def call(self, inputs, training=None):
-    sequence = self.encoder(inputs, training=training)["sequence_output"]
+    sequence = self.encoder(inputs, training=self.encoder_training(training))[
+        "sequence_output"
+    ]
     if self.version == "1.1":
       return self.span_head(sequence, inputs["paragraph_mask"])
     # Training conditions the end on the gold start; without one (e.g. when

@@ -11,11 +11,15 @@ import tensorflow as tf
 
 from albert import model_dir as model_dir_lib
 from albert import warm_start
+from albert.finetuning.own_data.text_classification import (
+    TextClassificationTask,
+)
 from albert.modeling.classifier import AlbertClassifier
 from albert.modeling.weight_names import pretrainer_weights
 from albert.modeling.config import AlbertConfig
 from albert.modeling.pretrainer import AlbertPretrainer
 from official.core import model_config_file
+from official.errors import InputError
 from tests import helpers
 
 # Every field away from its default, so a lost field shows.
@@ -133,6 +137,69 @@ def test_load_encoder_weights_names_config_and_shape_mismatches(tmp_path):
   os.remove(os.path.join(folder, model_config_file.FILE_NAME))
   with pytest.raises(ValueError, match="does not fit the encoder"):
     warm_start.load_encoder_weights(encoder, folder, other)
+
+
+def test_extend_rows_copies_or_interpolates_the_learnt_rows():
+  table = np.arange(12, dtype=np.float32).reshape(4, 3)  # rows 0..3
+  copied = warm_start.extend_rows(table, 10, "copy")
+  np.testing.assert_array_equal(copied[:4], table)
+  np.testing.assert_array_equal(copied[[4, 7, 9]], table[[0, 3, 1]])
+  resampled = warm_start.extend_rows(table, 7, "interpolate")
+  # Row i is the table at i * 3 / 6: rows 0, 0.5, 1, ..., 3.
+  want = [table[0] + (table[1] - table[0]) * k / 2 for k in range(7)]
+  np.testing.assert_allclose(resampled, want)
+  with pytest.raises(ValueError, match="cannot extend a table of 4 rows"):
+    warm_start.extend_rows(table, 3, "copy")
+  with pytest.raises(InputError, match="PositionTable.extend='tile'"):
+    warm_start.PositionTable(extend="tile")
+
+
+@pytest.mark.parametrize("method", warm_start.EXTEND_METHODS)
+def test_a_longer_position_table_starts_from_the_learnt_rows(tmp_path, method):
+  # Fine-tuning (the encoder) and continued pretraining (every weight) of
+  # a model with 12 positions from a checkpoint with 8.
+  source = _random_pretrainer(1)
+  folder = str(tmp_path / "m")
+  model_dir_lib.write_model_dir(folder, source, step=4)
+  longer = CONFIG.replace(max_position_embeddings=12)
+  learnt = source.encoder.embeddings.position_embeddings.numpy()
+  want = warm_start.extend_rows(learnt, 12, method)
+  gin.clear_config()
+  gin.bind_parameter("PositionTable.extend", method)
+  try:
+    classifier = AlbertClassifier.from_config_object(longer, num_classes=2)
+    warm_start.load_encoder_weights(classifier.encoder, folder, longer)
+    pretrainer = AlbertPretrainer.from_config_object(longer)
+    warm_start.init_pretrainer(pretrainer, None, folder)
+  finally:
+    gin.clear_config()
+  for model in (classifier, pretrainer):
+    table = model.encoder.embeddings.position_embeddings.numpy()
+    np.testing.assert_array_equal(table, want)
+    np.testing.assert_array_equal(table[0], learnt[0])
+    if method == "copy":
+      np.testing.assert_array_equal(table[:8], learnt)
+    for got, was in zip(
+        model.encoder.embeddings.word_embeddings.numpy(),
+        source.encoder.embeddings.word_embeddings.numpy(),
+    ):
+      np.testing.assert_array_equal(got, was)
+  # A fine-tuning task on the model directory takes its recorded config,
+  # with the fields gin binds replaced.
+  gin.bind_parameter("AlbertConfig.max_position_embeddings", 12)
+  try:
+    task = TextClassificationTask(init_checkpoint=folder, seq_length=8)
+    assert task.config == longer
+  finally:
+    gin.clear_config()
+  task = TextClassificationTask(init_checkpoint=folder, seq_length=8)
+  assert task.config == CONFIG
+  # A shorter table than the checkpoint's is still refused.
+  shorter = CONFIG.replace(max_position_embeddings=6)
+  with pytest.raises(ValueError, match="max_position_embeddings: 8 -> 6"):
+    warm_start.load_encoder_weights(
+        AlbertPretrainer.from_config_object(shorter).encoder, folder, shorter
+    )
 
 
 def test_what_a_model_directory_records_for_later_commands(tmp_path):

@@ -72,15 +72,51 @@ def _multi_label(rows, seed: int) -> List[Tuple[str, str]]:
   return texts
 
 
+def _skewed(rows, minority: str, share: float, seed: int):
+  """Two labels: `minority` (its sentences drawn so that they are `share`
+  of the rows) and "other" (every other package's sentences)."""
+  rows = list(rows)
+  others = [(text, "other") for text, package in rows if package != minority]
+  theirs = [(text, package) for text, package in rows if package == minority]
+  wanted = max(1, round(share * len(others) / (1 - share)))
+  if wanted > len(theirs):
+    raise ValueError(
+        f"{minority} has {len(theirs)} sentences, fewer than the {wanted} "
+        f"that a share of {share} needs; choose a smaller share"
+    )
+  rng = random.Random(seed)
+  chosen = rng.sample(theirs, wanted)
+  mixed = others + chosen
+  rng.shuffle(mixed)
+  return mixed
+
+
 def write_sample_classification_data(
-    out_dir: str, multi_label: bool = False
+    out_dir: str,
+    multi_label: bool = False,
+    minority: str = None,
+    minority_share: float = 0.05,
 ) -> Dict[str, int]:
   """Writes OUT_DIR/{train,dev,test}.csv (`id`, `text`, `label`); with
   `multi_label`, texts of one or two sentences and a `labels` column of
-  their packages ('|'-joined). Returns the rows of each split. The files are
-  written together or not at all."""
+  their packages ('|'-joined); with `minority` (a package), two labels,
+  the package's sentences `minority_share` of each split and "other" the
+  rest (skewed labels, for class weights). Returns the rows of each split.
+  The files are written together or not at all."""
+  if minority is not None and minority not in PACKAGES:
+    raise ValueError(f"minority={minority!r} is not one of {PACKAGES}")
+  if not 0.0 < minority_share < 0.5:
+    raise ValueError(f"minority_share={minority_share} must be in (0, 0.5)")
+
+  def rows_of(split_rows, number):
+    if multi_label:
+      return _multi_label(split_rows, seed=number)
+    if minority:
+      return _skewed(split_rows, minority, minority_share, seed=number)
+    return split_rows
+
   by_split = {
-      split: _multi_label(rows, seed=number) if multi_label else rows
+      split: rows_of(rows, number)
       for number, (split, rows) in enumerate(_by_split().items())
   }
   header = ["id", "text", "labels" if multi_label else "label"]

@@ -298,7 +298,7 @@ class SentenceEmbeddingTask(FinetuneTask):
 
   # --- Model and loss ---------------------------------------------------------
 
-  def build_model(self):
+  def build_task_model(self):
     return AlbertSentenceEmbedder.from_config_object(
         self.config, pooling=self.pooling, normalize=self.normalize
     )

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import gin
 import numpy as np
 
+from albert.finetuning import class_weights as weighting
 from albert.finetuning import classification_metrics
 from albert.finetuning.task_state import TaskState
 from albert.finetuning.own_data import reader as own_data
@@ -159,16 +160,34 @@ class TextClassificationTask(OwnDataTask):
   Args:
     labels: the label strings, in class order; None: every label of the
       training file, sorted.
+    class_weights: None, "balanced" (scikit-learn's: N / (C x count)) or a
+      dict of label -> weight (others 1); `class_weights.py`.
+    focal_gamma: > 0: the focal loss with this exponent.
     **kwargs: `OwnDataTask` arguments.
 
-  Metrics: accuracy and macro-F1 (the mean of each class's F1).
+  Metrics: accuracy and macro-F1 (the mean of each class's F1), and each
+  class's precision, recall and F1 and the confusion matrix
+  (`confusion/<gold>/<predicted>`: counts).
   """
 
   name = "text_classification"
   main_metric = "accuracy"
 
-  def __init__(self, *, labels: Optional[Sequence[str]] = None, **kwargs):
+  def __init__(
+      self,
+      *,
+      labels: Optional[Sequence[str]] = None,
+      class_weights: weighting.WeightSpec = None,
+      focal_gamma: float = 0.0,
+      **kwargs,
+  ):
     super().__init__(**kwargs)
+    cls = type(self).__name__
+    weighting.check_spec(class_weights, f"{cls}.class_weights")
+    weighting.check_gamma(focal_gamma, f"{cls}.focal_gamma")
+    self.class_weights = class_weights
+    self.focal_gamma = focal_gamma
+    self._weight_facts = {}  # training counts and weights, for labels.json
     self.given_labels = tuple(str(label) for label in labels or ())
     if labels is not None and not self.given_labels:
       raise InputError(
@@ -182,6 +201,10 @@ class TextClassificationTask(OwnDataTask):
       )
     self.labels = self.given_labels or None
     self._saved_labels = None
+    if self.given_labels:
+      weighting.check_labels(
+          class_weights, self.given_labels, f"{cls}.class_weights"
+      )
 
   def _use_saved_labels(self, path, labels) -> None:
     if self.given_labels and labels != self.given_labels:
@@ -232,12 +255,41 @@ class TextClassificationTask(OwnDataTask):
   def feature_options(self):
     return {"labels": list(self.labels), "pair": self.pair}
 
+  def count_training_labels(self, examples) -> None:
+    """Each label's training examples, and the weights from them."""
+    counts = np.zeros([len(self.labels)], np.int64)
+    for example in examples:
+      for name in self._names(example):
+        counts[self.labels.index(name)] += 1
+    self._use_counts(counts, len(examples))
+
+  def _use_counts(self, counts: np.ndarray, examples: int) -> None:
+    """The class weights of `counts` (each label's training examples)."""
+    del examples
+    self.class_weight_vector = weighting.class_weights(
+        self.class_weights,
+        self.labels,
+        counts,
+        f"{type(self).__name__}.class_weights",
+    )
+    self._weight_facts = weighting.report(
+        self.name,
+        "training labels",
+        self.labels,
+        counts,
+        self.class_weight_vector,
+    )
+
+  def saved_facts(self) -> Dict[str, Any]:
+    return {**super().saved_facts(), **self._weight_facts}
+
   def evaluate_outputs(self, split, examples, features, outputs):
     labels = np.array([f["label"] for f in features])
     predictions = self._predictions(outputs)
     return {
         "accuracy": classification_metrics.accuracy(predictions, labels),
         "macro_f1": classification_metrics.macro_f1(predictions, labels),
+        **classification_metrics.per_class(predictions, labels, self.labels),
     }
 
   def write_predictions(self, split, examples, features, outputs, output_dir):

@@ -19,13 +19,16 @@ is refused in one line.
 The model is the sentence classifier with one logit per label, trained with
 sigmoid cross-entropy (the mean over labels of each label's binary
 cross-entropy); a label is predicted when its probability reaches its
-threshold. Each evaluation reports micro-F1 (which selects the best
-checkpoint), macro-F1 and subset accuracy at 0.5, the per-label thresholds
-that maximise each label's dev F1 (`dev/threshold/<label>`), and the three
-metrics at those thresholds (`tuned_*`: optimistic, being tuned on the same
-dev set). Predictions and the serving SavedModel use the tuned thresholds of
-the best checkpoint's evaluation (MODEL_DIR/eval_results.json), or
-`threshold` for every label when it is set.
+threshold. Each evaluation tunes the per-label thresholds for the metric
+that selects the best checkpoint (`main_metric`, micro-F1 by default;
+`multilabel_metrics.tune_thresholds`: coordinate ascent from 0.5, never
+below the 0.5 value) and reports micro-F1, macro-F1 and subset accuracy at
+those thresholds (optimistic, being tuned on the same dev set), the same
+three at 0.5 (`micro_f1_at_0.5`, ...) and the thresholds
+(`dev/threshold/<label>`). Predictions and the serving SavedModel use the
+thresholds of the best checkpoint's evaluation (MODEL_DIR/eval_results.json),
+or `threshold` for every label when it is set; the reported figures are
+those of the thresholds served.
 """
 
 from typing import Dict, Optional, Sequence, Tuple
@@ -35,6 +38,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from albert.finetuning import class_weights as weighting
 from albert.finetuning import multilabel_metrics
 from albert.finetuning.own_data import text_classification
 from albert.finetuning.sentence_classification import text_signature
@@ -43,6 +47,8 @@ from official.errors import InputError
 from official.core import export_base
 
 THRESHOLD_KEY = "threshold/"
+# Beside each metric: its value with every threshold at 0.5.
+AT_HALF = "_at_0.5"
 
 
 @gin.configurable
@@ -54,7 +60,11 @@ class TextMultiLabelTask(text_classification.TextClassificationTask):
     threshold: one probability threshold for every label; None: each
       label's threshold tuned on dev.
     main_metric: `micro_f1` (default), `macro_f1` or `subset_accuracy`.
-    **kwargs: `TextClassificationTask` arguments (`labels`, columns).
+    pos_weight: None, "balanced" (each label's negatives / positives in
+      the training file) or a dict of label -> weight (others 1): the
+      weight of each label's positive term in its cross-entropy.
+    **kwargs: `TextClassificationTask` arguments (`labels`, columns,
+      `focal_gamma`; not `class_weights`: the labels are not exclusive).
   """
 
   name = "text_multilabel"
@@ -68,9 +78,22 @@ class TextMultiLabelTask(text_classification.TextClassificationTask):
       *,
       label_delimiter: str = "|",
       threshold: Optional[float] = None,
+      pos_weight: weighting.WeightSpec = None,
       **kwargs,
   ):
+    if kwargs.get("class_weights") is not None:
+      raise InputError(
+          "TextMultiLabelTask.class_weights: a text may have several labels; "
+          "weight each label's positives with TextMultiLabelTask.pos_weight"
+      )
     super().__init__(**kwargs)
+    weighting.check_spec(pos_weight, "TextMultiLabelTask.pos_weight")
+    self.pos_weight = pos_weight
+    self.pos_weight_vector = None  # [L] once the training file is counted
+    if self.given_labels:
+      weighting.check_labels(
+          pos_weight, self.given_labels, "TextMultiLabelTask.pos_weight"
+      )
     if not label_delimiter or label_delimiter.strip() != label_delimiter:
       raise InputError(
           f"TextMultiLabelTask.label_delimiter={label_delimiter!r} must be a "
@@ -158,11 +181,42 @@ class TextMultiLabelTask(text_classification.TextClassificationTask):
       hot[self.labels.index(name)] = 1.0
     return hot
 
+  def _use_counts(self, counts, examples) -> None:
+    """The positive weights of `counts` (each label's positive texts of
+    `examples`); no class weights."""
+    self.pos_weight_vector = weighting.positive_weights(
+        self.pos_weight,
+        self.labels,
+        counts,
+        examples,
+        "TextMultiLabelTask.pos_weight",
+    )
+    self._weight_facts = weighting.report(
+        self.name,
+        f"training texts with each label (of {examples})",
+        self.labels,
+        counts,
+        self.pos_weight_vector,
+        weight_key="pos_weights",
+    )
+
+  def _weighted(self) -> bool:
+    return False  # the weights are inside each label's binary loss
+
   def _per_example_loss(self, outputs, batch) -> tf.Tensor:
-    """[B] the mean over labels of the sigmoid cross-entropy."""
-    losses = tf.nn.sigmoid_cross_entropy_with_logits(
-        labels=batch["label"], logits=outputs["logits"]
-    )  # [B, L]
+    """[B] the mean over labels of the sigmoid cross-entropy (positive
+    terms times `pos_weight`, focal with `focal_gamma`)."""
+    if self.pos_weight_vector is None and not self.focal_gamma:
+      losses = tf.nn.sigmoid_cross_entropy_with_logits(
+          labels=batch["label"], logits=outputs["logits"]
+      )  # [B, L]
+    else:
+      losses = weighting.sigmoid_loss(
+          batch["label"],
+          outputs["logits"],
+          self.pos_weight_vector,
+          self.focal_gamma,
+      )
     return tf.reduce_mean(losses, axis=-1)
 
   def build_metrics(self):
@@ -185,22 +239,29 @@ class TextMultiLabelTask(text_classification.TextClassificationTask):
     return 1.0 / (1.0 + np.exp(-outputs["logits"].astype(np.float64)))
 
   def evaluate_outputs(self, split, examples, features, outputs):
+    """The metrics at the thresholds `predict` and the export use (tuned
+    for `main_metric` on this split, or `threshold`), the same at 0.5
+    beside them (`<metric>_at_0.5`), and each label's threshold."""
     gold = np.stack([f["label"] for f in features]) > 0.5  # [N, L]
     probabilities = self.probabilities(outputs)
-    metrics = multilabel_metrics.multilabel_metrics(probabilities >= 0.5, gold)
-    tuned = multilabel_metrics.tune_thresholds(probabilities, gold)
+    if self.threshold is None:
+      thresholds = multilabel_metrics.tune_thresholds(
+          probabilities, gold, self.main_metric
+      )
+      self.thresholds = thresholds
+    else:
+      thresholds = self.label_thresholds()
+    chosen = probabilities >= thresholds
+    metrics = multilabel_metrics.multilabel_metrics(chosen, gold)
+    metrics.update(multilabel_metrics.per_label(chosen, gold, self.labels))
+    at_half = multilabel_metrics.multilabel_metrics(probabilities >= 0.5, gold)
+    metrics.update({f"{k}{AT_HALF}": v for k, v in at_half.items()})
     metrics.update(
         {
-            f"tuned_{k}": v
-            for k, v in multilabel_metrics.multilabel_metrics(
-                probabilities >= tuned, gold
-            ).items()
+            f"{THRESHOLD_KEY}{n}": float(t)
+            for n, t in zip(self.labels, thresholds)
         }
     )
-    metrics.update(
-        {f"{THRESHOLD_KEY}{n}": float(t) for n, t in zip(self.labels, tuned)}
-    )
-    self.thresholds = tuned
     return metrics
 
   def use_state(self, state: TaskState) -> None:

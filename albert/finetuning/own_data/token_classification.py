@@ -25,6 +25,8 @@ import tensorflow_text as tf_text
 import tf_keras
 
 from albert.serving.preprocessor import Preprocessor
+from albert.finetuning import class_weights as weighting
+from albert.finetuning import classification_metrics
 from albert.finetuning.own_data import conll as conll_data
 from albert.finetuning.own_data import entity_metrics
 from albert.finetuning.task_state import TaskState
@@ -48,6 +50,8 @@ class TokenClassificationTask(FinetuneTask):
       sorted.
     main_metric: what picks the best checkpoint and seed: `f1`, `precision`,
       `recall` (entity level) or `accuracy` (words).
+    class_weights, focal_gamma: as `TextClassificationTask`'s, over the
+      training file's words (`albert/finetuning/class_weights.py`).
     **kwargs: `FinetuneTask` arguments.
   """
 
@@ -60,9 +64,17 @@ class TokenClassificationTask(FinetuneTask):
       *,
       labels: Optional[Sequence[str]] = None,
       main_metric: str = "f1",
+      class_weights: weighting.WeightSpec = None,
+      focal_gamma: float = 0.0,
       **kwargs,
   ):
     super().__init__(**kwargs)
+    weighting.check_spec(class_weights, "TokenClassificationTask.class_weights")
+    weighting.check_gamma(focal_gamma, "TokenClassificationTask.focal_gamma")
+    self.class_weights = class_weights
+    self.focal_gamma = focal_gamma
+    self.class_weight_vector = None  # [C] once the training file is read
+    self._weight_facts = {}  # its counts and weights, for labels.json
     if main_metric not in self.main_metrics:
       raise InputError(
           f"TokenClassificationTask.main_metric={main_metric!r} is not one "
@@ -72,6 +84,11 @@ class TokenClassificationTask(FinetuneTask):
     self.given_labels = tuple(labels) if labels is not None else None
     if self.given_labels is not None:
       self._check_tags("TokenClassificationTask.labels", self.given_labels)
+      weighting.check_labels(
+          class_weights,
+          self.given_labels,
+          "TokenClassificationTask.class_weights",
+      )
     self.labels = self.given_labels
     self._saved_labels = None
 
@@ -163,7 +180,7 @@ class TokenClassificationTask(FinetuneTask):
 
   # --- Model, loss, metrics ---------------------------------------------------
 
-  def build_model(self):
+  def build_task_model(self):
     return AlbertTokenClassifier.from_config_object(
         self.config,
         num_classes=len(self.labels),
@@ -171,9 +188,14 @@ class TokenClassificationTask(FinetuneTask):
     )
 
   def loss_totals(self, batch):
-    return {
+    totals = {
         "tokens": tf.reduce_sum(tf.cast(batch["label_ids"] >= 0, tf.float32))
     }
+    if self._weighted():
+      totals["weights"] = tf.reduce_sum(
+          weighting.label_weights(batch["label_ids"], self.class_weight_vector)
+      )
+    return totals
 
   def _token_losses(self, outputs, batch):
     """([B, T] cross-entropy, [B, T] weights: 1 on labelled pieces)."""
@@ -184,7 +206,40 @@ class TokenClassificationTask(FinetuneTask):
     )
     return losses * weights, weights
 
+  def _weighted(self) -> bool:
+    return self.class_weight_vector is not None or bool(self.focal_gamma)
+
+  def count_training_labels(self, examples) -> None:
+    """Each tag's training words, and the class weights from them."""
+    counts = np.zeros([len(self.labels)], np.int64)
+    for example in examples:
+      for tag in example.tags or ():
+        counts[self.labels.index(tag)] += 1
+    self.class_weight_vector = weighting.class_weights(
+        self.class_weights,
+        self.labels,
+        counts,
+        "TokenClassificationTask.class_weights",
+    )
+    self._weight_facts = weighting.report(
+        self.name,
+        "training words by tag",
+        self.labels,
+        counts,
+        self.class_weight_vector,
+    )
+
   def compute_loss(self, outputs, batch, totals):
+    if self._weighted():
+      terms = weighting.softmax_loss(
+          batch["label_ids"],
+          outputs["logits"],
+          self.class_weight_vector,
+          self.focal_gamma,
+      )
+      return {
+          "loss": tf.reduce_sum(terms) / tf.maximum(totals["weights"], 1e-12)
+      }
     losses, _ = self._token_losses(outputs, batch)
     return {"loss": tf.reduce_sum(losses) / tf.maximum(totals["tokens"], 1.0)}
 
@@ -233,6 +288,17 @@ class TokenClassificationTask(FinetuneTask):
         sum(a == b for t, p in zip(true, predicted) for a, b in zip(t, p))
         / words
     )
+    # Over words ("O" for words cut by seq_length, a tag even if unlearnt).
+    names = list(self.labels) + [OUTSIDE] * (OUTSIDE not in self.labels)
+    index = {tag: i for i, tag in enumerate(names)}
+    scores.update(
+        classification_metrics.per_class(
+            [index[tag] for tags in predicted for tag in tags],
+            [index[tag] for tags in true for tag in tags],
+            names,
+            prefix="word/",
+        )
+    )
     return scores
 
   def write_predictions(self, split, examples, features, outputs, output_dir):
@@ -256,7 +322,7 @@ class TokenClassificationTask(FinetuneTask):
   # --- MODEL_DIR/labels.json --------------------------------------------------
 
   def saved_facts(self) -> Dict[str, Any]:
-    return dict(labels=list(self.labels))
+    return dict(labels=list(self.labels), **self._weight_facts)
 
   def use_state(self, state: TaskState) -> None:
     """The tag set, from MODEL_DIR/labels.json (or, before building a model

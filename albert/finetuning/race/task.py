@@ -97,7 +97,7 @@ class RaceTask(ClassificationTask):
       feature["label"] = example.label if example.label is not None else -1
       yield feature
 
-  def build_model(self):
+  def build_task_model(self):
     return AlbertMultipleChoice.from_config_object(
         self.config, dropout_rate=self.dropout_rate
     )

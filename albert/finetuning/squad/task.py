@@ -154,7 +154,7 @@ class SquadTask(FinetuneTask):
 
   # --- Model, loss, training metrics ------------------------------------------
 
-  def build_model(self) -> AlbertSquadModel:
+  def build_task_model(self) -> AlbertSquadModel:
     return AlbertSquadModel.from_config_object(
         self.config,
         version=self.version,

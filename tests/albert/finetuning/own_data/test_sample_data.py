@@ -78,6 +78,22 @@ def test_sample_classification_data_is_real_split_and_stable(tmp_path):
       two += len(labels) == 2
     assert len(rows) < len(single) and two > len(rows) / 5
 
+  # --minority: logging 5% of each split, the other packages "other".
+  skewed = tmp_path / "skewed"
+  sample_data.write_sample_classification_data(str(skewed), minority="logging")
+  for split, single in splits.items():
+    rows = _rows(skewed / f"{split}.csv")
+    labels = [r["label"] for r in rows]
+    assert set(labels) == {"logging", "other"}
+    assert labels.count("logging") / len(rows) == pytest.approx(0.05, abs=0.01)
+    package = {r["text"]: r["label"] for r in single}
+    assert all(
+        package[r["text"]] == "logging"
+        if r["label"] == "logging"
+        else package[r["text"]] != "logging"
+        for r in rows
+    )
+
 
 def _config(files, params=()):
   gin.clear_config()

@@ -14,6 +14,8 @@ import tensorflow as tf
 
 from albert.finetuning import training as finetuning
 from albert.finetuning import task_state
+from albert import model_dir as model_dir_lib
+from albert.modeling.classifier import AlbertClassifier
 from albert import seeds
 from albert.finetuning import classification_metrics
 from albert.finetuning.own_data import reader as own_data
@@ -195,6 +197,12 @@ def test_csv_classification_trains_predicts_and_serves_label_names(
   )
   assert results["dev/accuracy"] >= 0.9, results
   assert 0.85 <= results["dev/macro_f1"] <= 1.0
+  confusion = [
+      [results[f"dev/confusion/{a}/{b}"] for b in sorted(CUES)]
+      for a in sorted(CUES)
+  ]
+  assert np.sum(confusion) == 120  # every dev text, once
+  assert np.trace(confusion) / 120 == pytest.approx(results["dev/accuracy"])
   with open(os.path.join(model_dir, "labels.json")) as f:
     saved = json.load(f)
   assert saved == {
@@ -329,6 +337,68 @@ def test_labels_from_gin_are_checked_against_every_split(tmp_path, spm_model):
         spm_model_file=spm_model,
     )
   assert not (tmp_path / "m").exists()
+
+
+def test_a_frozen_encoder_keeps_its_weights_and_has_no_optimizer_slots(
+    tmp_path, spm_model
+):
+  # With balanced class weights and the focal loss, whose class counts and
+  # weights the model directory records.
+  data_dir = str(tmp_path / "mydata")
+  write_own_csv(data_dir, n_train=64, n_dev=8, n_test=2)
+  init = helpers.init_checkpoint(tmp_path / "init")
+  model_dir = str(tmp_path / "model")
+  helpers.finetune(
+      "train",
+      "gin/finetune/text_classification.gin",
+      TRAIN
+      + [
+          "EpochSchedule.train_epochs = 2.0",
+          "TextClassificationTask.class_weights = 'balanced'",
+          "TextClassificationTask.focal_gamma = 2.0",
+      ],
+      init_checkpoint=init,
+      model_dir=model_dir,
+      data_dir=data_dir,
+      spm_model_file=spm_model,
+      freeze_encoder=True,
+  )
+  after = tf.train.load_checkpoint(tf.train.latest_checkpoint(model_dir))
+  shapes = after.get_variable_to_shape_map()
+  slots = sorted(
+      v for k, v in shapes.items() if k.startswith("optimizer/_variables/")
+  )
+  # AdamW's two moments of the head's kernel and bias only.
+  assert slots == [[3], [3], [64, 3], [64, 3]], slots
+  pretrained = model_dir_lib.load_pretrainer(init)[0].encoder
+  trained = AlbertClassifier.from_config_object(helpers.TINY, num_classes=3)
+  tf.train.Checkpoint(model=trained).read(
+      tf.train.latest_checkpoint(model_dir)
+  ).expect_partial()
+  assert len(trained.encoder.weights) == len(pretrained.weights) > 10
+  for got, want in zip(trained.encoder.weights, pretrained.weights):
+    np.testing.assert_array_equal(got.numpy(), want.numpy())  # bit for bit
+  with open(os.path.join(data_dir, "train.csv")) as f:
+    labels = [row["label"] for row in csv.DictReader(f)]
+  counts = [labels.count(k) for k in sorted(CUES)]
+  with open(os.path.join(model_dir, task_state.LABELS_FILE)) as f:
+    facts = json.load(f)
+  assert facts["class_counts"] == counts
+  np.testing.assert_allclose(
+      facts["class_weights"], [64 / (3 * n) for n in counts], rtol=1e-6
+  )
+  with open(os.path.join(model_dir, "operative_config.gin")) as f:
+    recipe = f.read()
+  assert "class_weights = 'balanced'" in recipe
+  assert "focal_gamma = 2.0" in recipe
+  # The sentence embedder has nothing but its encoder: refused in one line.
+  gin.clear_config()
+  with pytest.raises(InputError, match="no weights outside the encoder"):
+    finetuning.build_task(
+        gin_file=["gin/finetune/sentence_embedding.gin"],
+        gin_param=helpers.TINY_GIN,
+        freeze_encoder=True,
+    ).build_model()
 
 
 @pytest.mark.slow
