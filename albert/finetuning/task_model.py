@@ -17,15 +17,16 @@ from official.io import files
 
 
 def encoder_config(described_by: Optional[str]) -> AlbertConfig:
-  """The config `described_by`'s model directory records, with the fields
-  gin binds (a size file, or e.g. a longer `max_position_embeddings`)
-  replaced; `AlbertConfig()` as gin binds it when there is no record."""
-  if described_by:
+  """`AlbertConfig()` as gin binds it when a size file binds `hidden_size`
+  (no path is touched: a run refuses what its strategy cannot reach
+  first); otherwise the config `described_by`'s model directory records,
+  with the fields gin binds (e.g. a longer `max_position_embeddings`)
+  replaced, or `AlbertConfig()` when there is no record."""
+  bound = gin.get_bindings(AlbertConfig)
+  if described_by and "hidden_size" not in bound:
     model_dir = model_dir_lib.split_checkpoint(described_by)[0]
     if files.exists(os.path.join(model_dir, model_config_file.FILE_NAME)):
-      bound = gin.get_bindings(AlbertConfig)
-      if not bound:
-        logging.info("No size gin file: the encoder %s records", model_dir)
+      logging.info("No size gin file: the encoder %s records", model_dir)
       return model_dir_lib.read_model_config(model_dir).replace(**bound)
   return AlbertConfig()
 

@@ -26,7 +26,9 @@ def test_dense_on_a_sequence_is_the_layers_and_numpys():
   w2, b2 = (v.numpy() for v in second.weights)
   want = np.tanh(x @ w1 + b1) @ w2 + b2
   np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-  np.testing.assert_allclose(got, second(first(x)).numpy(), rtol=1e-6)
+  np.testing.assert_allclose(
+      got, second(first(x)).numpy(), rtol=1e-5, atol=1e-6
+  )
   # Rank 4 and rank 2 as well.
   x4 = rng.normal(size=(2, 3, 5, 4)).astype(np.float32)
   np.testing.assert_allclose(

@@ -205,10 +205,14 @@ def test_csv_classification_trains_predicts_and_serves_label_names(
   assert np.trace(confusion) / 120 == pytest.approx(results["dev/accuracy"])
   with open(os.path.join(model_dir, "labels.json")) as f:
     saved = json.load(f)
+  with open(os.path.join(data_dir, "train.csv")) as f:
+    train_labels = [row["label"] for row in csv.DictReader(f)]
   assert saved == {
       "task": "text_classification",
       "labels": ["politics", "science", "sports"],
       "text_pair": False,
+      # Each label's training examples (no weights: none were set).
+      "class_counts": [train_labels.count(k) for k in sorted(CUES)],
   }
   # 300 examples / 32 x 16 epochs.
   assert os.path.exists(os.path.join(model_dir, "ckpt-150.index"))
