@@ -66,11 +66,10 @@ def check_labels(spec: WeightSpec, labels: Sequence[str], setting: str):
       )
 
 
-def class_weights(
-    spec: WeightSpec, labels: Sequence[str], counts: Sequence[int], setting
-) -> Optional[np.ndarray]:
-  """[C] float32 weights of the classes `labels` (with `counts` training
-  examples each), or None when `spec` is None."""
+def _weights(spec, labels, counts, setting, balanced, lacking):
+  """[L] float32 weights by `spec` (None: None): `balanced(counts)` for
+  "balanced", where every count must be > 0 (else one line naming the
+  label, which has no `lacking`), or the dict's weights (others 1)."""
   if spec is None:
     return None
   check_labels(spec, labels, setting)
@@ -79,11 +78,26 @@ def class_weights(
     missing = [label for label, n in zip(labels, counts) if n == 0]
     if missing:
       raise InputError(
-          f"{setting}='balanced': label {missing[0]!r} has no training "
-          "examples; give explicit weights or drop the label"
+          f"{setting}='balanced': label {missing[0]!r} has no {lacking}; "
+          "give explicit weights or drop the label"
       )
-    return (counts.sum() / (len(labels) * counts)).astype(np.float32)
+    return balanced(counts).astype(np.float32)
   return np.array([spec.get(label, 1.0) for label in labels], np.float32)
+
+
+def class_weights(
+    spec: WeightSpec, labels: Sequence[str], counts: Sequence[int], setting
+) -> Optional[np.ndarray]:
+  """[C] float32 weights of the classes `labels` (with `counts` training
+  examples each), or None when `spec` is None."""
+  return _weights(
+      spec,
+      labels,
+      counts,
+      setting,
+      lambda n: n.sum() / (len(labels) * n),
+      "training examples",
+  )
 
 
 def positive_weights(
@@ -95,19 +109,14 @@ def positive_weights(
 ) -> Optional[np.ndarray]:
   """[L] float32 positive weights of multi-label `labels` (`positives`
   texts with each, of `examples`), or None when `spec` is None."""
-  if spec is None:
-    return None
-  check_labels(spec, labels, setting)
-  positives = np.asarray(positives, np.float64)
-  if spec == BALANCED:
-    missing = [label for label, n in zip(labels, positives) if n == 0]
-    if missing:
-      raise InputError(
-          f"{setting}='balanced': label {missing[0]!r} has no positive "
-          "training example; give explicit weights or drop the label"
-      )
-    return ((examples - positives) / positives).astype(np.float32)
-  return np.array([spec.get(label, 1.0) for label in labels], np.float32)
+  return _weights(
+      spec,
+      labels,
+      positives,
+      setting,
+      lambda n: (examples - n) / n,
+      "positive training example",
+  )
 
 
 def label_weights(labels: tf.Tensor, weights: Optional[np.ndarray]):
