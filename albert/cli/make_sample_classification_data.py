@@ -15,6 +15,11 @@ gin/finetune/text_multilabel.gin.
 sentences, drawn to be --minority_share (5%) of each split, and `other` for
 the rest; the case for TextClassificationTask.class_weights='balanced'.
 
+--long_documents writes documents of 24 sentences (about four times
+seq_length 128): 21 from the docstrings of importlib, json, urllib and xml,
+then three of one of the four packages, which is the label. Truncation
+cannot see the label; windows can (TextClassificationTask.long_text).
+
 --pairs=anchor_positive writes sentence pairs (`id,anchor,positive`: a
 docstring sentence and the next one) and --pairs=scored scored pairs
 (`id,text,text_pair,score`: 1 for the next sentence, 0.5 for a sentence of
@@ -46,6 +51,12 @@ MINORITY = flags.DEFINE_enum(
 MINORITY_SHARE = flags.DEFINE_float(
     "minority_share", 0.05, "The minority label's share of each split."
 )
+LONG_DOCUMENTS = flags.DEFINE_bool(
+    "long_documents",
+    False,
+    "Documents several times longer than seq_length 128, labelled by the "
+    "package of their last sentences.",
+)
 
 PAIRS = flags.DEFINE_enum(
     "pairs",
@@ -60,14 +71,17 @@ def main(argv):
   if PAIRS.value:
     counts = sample_data.write_sample_pairs(OUT_DIR.value, PAIRS.value)
   else:
-    if MULTI_LABEL.value and MINORITY.value:
-      raise InputError("--multi_label and --minority: choose one")
+    if sum((MULTI_LABEL.value, bool(MINORITY.value), LONG_DOCUMENTS.value)) > 1:
+      raise InputError(
+          "--multi_label, --minority and --long_documents: choose one"
+      )
     try:
       counts = sample_data.write_sample_classification_data(
           OUT_DIR.value,
           multi_label=MULTI_LABEL.value,
           minority=MINORITY.value,
           minority_share=MINORITY_SHARE.value,
+          long_documents=LONG_DOCUMENTS.value,
       )
     except ValueError as e:
       raise InputError(str(e)) from e

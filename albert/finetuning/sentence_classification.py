@@ -9,12 +9,14 @@ the original export's `tf_example` signature.
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from absl import logging
 import numpy as np
 import tensorflow as tf
 
 from albert.features import RECORD_TO_MODEL
 from albert.modeling.classifier import AlbertClassifier
 from albert.serving.preprocessor import Preprocessor
+from albert.finetuning import long_text
 from albert.finetuning.classification_task import ClassificationTask
 from albert.finetuning.packing import packed_input_spec
 from official.core import export_base
@@ -45,6 +47,12 @@ class SentenceClassificationTask(ClassificationTask):
 
   labels: Optional[Tuple[str, ...]] = None
   pair: bool = False
+  # `long_text.Windows` to read long single texts in windows (own data);
+  # None: truncate. Windows are aggregated with `aggregation`, the logits
+  # read as `activation` says (`long_text.ACTIVATIONS`).
+  windows: Optional[long_text.Windows] = None
+  aggregation: str = "mean_logits"
+  activation: str = "softmax"
   # Argument names of the serving signature.
   serving_inputs: Tuple[str, str] = ("text_a", "text_b")
 
@@ -68,20 +76,42 @@ class SentenceClassificationTask(ClassificationTask):
     return self.labels.index(label)
 
   def featurize(self, examples, *, training):
+    """One feature per example, or one per window of a long single text
+    (`windows`); each carries `document`, its example's index."""
     del training  # the same features for training and prediction
     tok = self.tokenizer
-    for example in examples:
+    length = self.seq_length - 2
+    cut = 0
+    for document, example in enumerate(examples):
       first = tok.tokenize(example.text_a)
-      if example.text_b is None:
-        feature = self.pack(first[: self.seq_length - 2])
-      else:
-        feature = self.pack(
-            *truncate_pair(
+      if example.text_b is not None:
+        parts = [
+            truncate_pair(
                 first, tok.tokenize(example.text_b), self.seq_length - 3
             )
-        )
-      feature["label"] = self._label(example.label)
-      yield feature
+        ]
+      elif self.windows is None:
+        cut += len(first) > length
+        parts = [(first[:length],)]
+      else:
+        windows = self.windows.split(first)
+        cut += (len(windows) - 1) * self.windows.stride + length < len(first)
+        parts = [(window,) for window in windows]
+      for part in parts:
+        feature = self.pack(*part)
+        feature["label"] = self._label(example.label)
+        feature["document"] = document
+        yield feature
+    if cut:
+      logging.warning(
+          "%s: %d of %d texts are longer than %s; their end is not read",
+          self.name,
+          cut,
+          len(examples),
+          "the model reads"
+          if self.windows is None
+          else f"{self.windows.max_windows} windows",
+      )
 
   def build_task_model(self):
     return AlbertClassifier.from_config_object(
@@ -103,6 +133,8 @@ class SentenceClassificationTask(ClassificationTask):
         labels=None if self.is_regression else self.labels,
         pair=self.pair,
         input_names=self.serving_inputs,
+        windows=self.windows,
+        aggregation=self.aggregation,
     )
 
 
@@ -128,7 +160,9 @@ class GlueServingModule(export_base.ExportModule):
   sentence-pair tasks; `input_names` renames them, e.g. `text`, `text_pair`):
     classification -> `probabilities` float32 [B, C], `label_id` int32 [B],
       `label` string [B] (the task's label names);
-    regression (STS-B) -> `score` float32 [B].
+    regression (STS-B) -> `score` float32 [B];
+    with `windows` (single long texts read in windows, `long_text.py`) also
+    `num_windows` int32 [B], the answer being the windows' aggregate.
   Signature `tf_example`, as the original `run_classifier.py` export: `examples`
   string [B] of serialized tf.Examples with int64 `input_ids`, `input_mask`,
   `segment_ids` of length seq_length -> `probabilities` [B, C] and
@@ -143,11 +177,15 @@ class GlueServingModule(export_base.ExportModule):
       labels: Optional[Sequence[str]],
       pair: bool,
       input_names: Tuple[str, str] = ("text_a", "text_b"),
+      windows: Optional[long_text.Windows] = None,
+      aggregation: str = "mean_logits",
       name: str = "glue_serving",
   ):
     super().__init__(model, name=name)
     self.preprocessor = preprocessor
     self.labels = tuple(labels) if labels else None
+    self.windows = windows
+    self.aggregation = aggregation
     self._serve = tf.function(
         self._outputs, input_signature=text_signature(input_names, pair)
     )
@@ -156,15 +194,27 @@ class GlueServingModule(export_base.ExportModule):
     )
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:
-    inputs = self.preprocessor(text_a, text_b)
-    logits = self.model(inputs, training=False)["logits"]  # [B, C]
+    extra = {}
+    if self.windows is None:
+      inputs = self.preprocessor(text_a, text_b)
+      logits = self.model(inputs, training=False)["logits"]  # [B, C]
+    else:
+      logits, extra["num_windows"] = long_text.window_logits(
+          self.model,
+          self.preprocessor,
+          text_a,
+          self.windows,
+          self.aggregation,
+          "identity" if self.labels is None else "softmax",
+      )
     if self.labels is None:
-      return {"score": logits[:, 0]}
+      return {"score": logits[:, 0], **extra}
     label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
     return {
         "probabilities": tf.nn.softmax(logits, axis=-1),
         "label_id": label_id,
         "label": tf.gather(tf.constant(self.labels), label_id),
+        **extra,
     }
 
   def _example_outputs(self, examples) -> Dict[str, tf.Tensor]:

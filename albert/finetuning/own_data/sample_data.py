@@ -91,18 +91,53 @@ def _skewed(rows, minority: str, share: float, seed: int):
   return mixed
 
 
+# Documents per split of `long_documents`, their sentences, how many of the
+# last ones decide the label, and the packages the others come from (never
+# a label, so the start of a document says nothing of it).
+LONG_DOCUMENTS = {"train": 1200, "dev": 300, "test": 300}
+DOCUMENT_SENTENCES = 24
+DECIDING_SENTENCES = 3
+PREAMBLE_PACKAGES = ("importlib", "json", "urllib", "xml")
+
+
+def _long_documents(rows, count: int, seed: int) -> List[Tuple[str, str]]:
+  """`count` documents: DOCUMENT_SENTENCES - DECIDING_SENTENCES sentences of
+  PREAMBLE_PACKAGES' docstrings, then DECIDING_SENTENCES of one label
+  package's sentences of the split (its label), drawn with replacement."""
+  rng = random.Random(seed)
+  preamble = sorted({s for s, _ in labelled_sentences(PREAMBLE_PACKAGES)})
+  by_package = {}
+  for sentence, package in rows:
+    by_package.setdefault(package, []).append(sentence)
+  documents = []
+  for _ in range(count):
+    label = rng.choice(sorted(by_package))
+    start = rng.choices(preamble, k=DOCUMENT_SENTENCES - DECIDING_SENTENCES)
+    end = rng.choices(by_package[label], k=DECIDING_SENTENCES)
+    documents.append((" ".join(start + end), label))
+  return documents
+
+
 def write_sample_classification_data(
     out_dir: str,
     multi_label: bool = False,
     minority: str = None,
     minority_share: float = 0.05,
+    long_documents: bool = False,
 ) -> Dict[str, int]:
   """Writes OUT_DIR/{train,dev,test}.csv (`id`, `text`, `label`); with
   `multi_label`, texts of one or two sentences and a `labels` column of
   their packages ('|'-joined); with `minority` (a package), two labels,
   the package's sentences `minority_share` of each split and "other" the
-  rest (skewed labels, for class weights). Returns the rows of each split.
-  The files are written together or not at all."""
+  rest (skewed labels, for class weights); with `long_documents`,
+  `LONG_DOCUMENTS` documents per split, each DOCUMENT_SENTENCES sentences
+  long and labelled by the package of its last DECIDING_SENTENCES (texts
+  longer than the model, decided late: `long_text='windows'`). Returns the
+  rows of each split. The files are written together or not at all."""
+  if sum((multi_label, minority is not None, long_documents)) > 1:
+    raise ValueError(
+        "multi_label, minority and long_documents: choose one at most"
+    )
   if minority is not None and minority not in PACKAGES:
     raise ValueError(f"minority={minority!r} is not one of {PACKAGES}")
   if not 0.0 < minority_share < 0.5:
@@ -113,6 +148,10 @@ def write_sample_classification_data(
       return _multi_label(split_rows, seed=number)
     if minority:
       return _skewed(split_rows, minority, minority_share, seed=number)
+    if long_documents:
+      return _long_documents(
+          split_rows, LONG_DOCUMENTS[SPLITS[number]], seed=number
+      )
     return split_rows
 
   by_split = {

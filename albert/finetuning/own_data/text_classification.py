@@ -18,6 +18,7 @@ import numpy as np
 
 from albert.finetuning import class_weights as weighting
 from albert.finetuning import classification_metrics
+from albert.finetuning import long_text as long_text_lib
 from albert.finetuning.task_state import TaskState
 from albert.finetuning.own_data import reader as own_data
 from albert.finetuning.sentence_classification import SentenceClassificationTask
@@ -35,7 +36,21 @@ class OwnDataTask(SentenceClassificationTask):
     id_column: the column naming rows in prediction files (else the row
       number, from 0).
     main_metric: the metric that picks the best checkpoint and seed.
+    long_text: 'truncate' (read the first seq_length - 2 pieces) or
+      'windows' (read single texts in overlapping windows and answer per
+      text: `albert/finetuning/long_text.py`); None: what the model
+      directory was trained with (MODEL_DIR/labels.json), else 'truncate'.
+    window_stride: pieces from one window's start to the next; None: half
+      a window.
+    max_windows: the most windows read from one text (its first ones).
+    aggregation: 'mean_logits' (default) or 'max_probability': how a
+      text's windows make its answer.
     **kwargs: `FinetuneTask` arguments.
+
+  In training every window is an example with its text's label; dev
+  metrics, the best-checkpoint choice, prediction files and the exported
+  SavedModel (which windows in the graph and returns `num_windows`) answer
+  per text.
   """
 
   serving_inputs = ("text", "text_pair")
@@ -50,9 +65,22 @@ class OwnDataTask(SentenceClassificationTask):
       label_column: str = "label",
       id_column: str = "id",
       main_metric: Optional[str] = None,
+      long_text: Optional[str] = None,
+      window_stride: Optional[int] = None,
+      max_windows: int = 16,
+      aggregation: str = "mean_logits",
       **kwargs,
   ):
     super().__init__(**kwargs)
+    self.long_text = long_text_lib.LongText(
+        type(self).__name__,
+        long_text=long_text,
+        window_stride=window_stride,
+        max_windows=max_windows,
+        aggregation=aggregation,
+        seq_length=self.seq_length,
+        activation=self.activation,
+    )
     self.columns = own_data.Columns(
         text=text_column,
         text_pair=text_pair_column,
@@ -67,6 +95,47 @@ class OwnDataTask(SentenceClassificationTask):
         )
       self.main_metric = main_metric
     self.pair = None  # decided by the training file or MODEL_DIR/labels.json
+
+  @property
+  def windows(self):
+    return self.long_text.windows
+
+  @property
+  def aggregation(self) -> str:
+    return self.long_text.aggregation
+
+  def prepare_training_data(self) -> int:
+    """With windows, an epoch is every window once: `num_train_examples`
+    (what the epoch schedule counts) becomes the windows' count."""
+    count = super().prepare_training_data()
+    if self.windows is not None:
+      self.num_train_examples = count
+    return count
+
+  def predict(self, model, split, runner=None):
+    """Per text: with windows, each text's windows aggregated
+    (`long_text.aggregate`) into its `logits`, with `num_windows`; the
+    features are each text's first window's."""
+    examples, features, outputs = super().predict(model, split, runner)
+    if self.windows is None:
+      return examples, features, outputs
+    document = np.array([f["document"] for f in features])
+    _, first = np.unique(document, return_index=True)
+    logits = long_text_lib.aggregate(
+        outputs["logits"],
+        document,
+        len(examples),
+        self.aggregation,
+        self.activation,
+    )
+    return (
+        examples,
+        [features[i] for i in first],
+        {
+            "logits": logits,
+            "num_windows": np.bincount(document, minlength=len(examples)),
+        },
+    )
 
   # --- Files ------------------------------------------------------------------
 
@@ -91,6 +160,12 @@ class OwnDataTask(SentenceClassificationTask):
         label_parser=self.label_parser(),
     )
     self.pair = pair
+    if pair and self.windows is not None:
+      raise InputError(
+          f"{path}: long_text='windows' reads single texts, and this file "
+          f"has a {self.columns.text_pair!r} column; use long_text='truncate' "
+          "for text pairs"
+      )
     self._check_labels(path, split, examples)
     return examples
 
@@ -113,6 +188,7 @@ class OwnDataTask(SentenceClassificationTask):
     return dict(
         labels=None if self.is_regression else list(self.labels),
         text_pair=bool(self.pair),
+        long_text=self.long_text.facts(),
     )
 
   def use_state(self, state: TaskState) -> None:
@@ -122,6 +198,7 @@ class OwnDataTask(SentenceClassificationTask):
     if found is not None:
       path, saved = found
       self.pair = bool(saved.get("text_pair"))
+      self.long_text.adopt(path, saved.get("long_text"))
       if not self.is_regression:
         self._use_saved_labels(path, tuple(saved.get("labels") or ()))
     if state.for_model:
@@ -253,7 +330,11 @@ class TextClassificationTask(OwnDataTask):
           )
 
   def feature_options(self):
-    return {"labels": list(self.labels), "pair": self.pair}
+    return {
+        "labels": list(self.labels),
+        "pair": self.pair,
+        **self.long_text.feature_options(),
+    }
 
   def count_training_labels(self, examples) -> None:
     """Each label's training examples, and the weights from them."""
@@ -315,12 +396,13 @@ class TextRegressionTask(OwnDataTask):
 
   name = "text_regression"
   problem_type = "regression"
+  activation = "identity"
   main_metric = "corr"
   main_metrics = ("corr", "pearson", "spearman")
   is_regression = True
 
   def feature_options(self):
-    return {"pair": self.pair}
+    return {"pair": self.pair, **self.long_text.feature_options()}
 
   def evaluate_outputs(self, split, examples, features, outputs):
     scores = self._predictions(outputs)

@@ -39,6 +39,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert.finetuning import class_weights as weighting
+from albert.finetuning import long_text
 from albert.finetuning import multilabel_metrics
 from albert.finetuning.own_data import text_classification
 from albert.finetuning.sentence_classification import text_signature
@@ -72,6 +73,7 @@ class TextMultiLabelTask(text_classification.TextClassificationTask):
   main_metrics = ("micro_f1", "macro_f1", "subset_accuracy")
   # transformers' config.json `problem_type` of this head.
   problem_type = "multi_label_classification"
+  activation = "sigmoid"
 
   def __init__(
       self,
@@ -307,6 +309,8 @@ class TextMultiLabelTask(text_classification.TextClassificationTask):
         thresholds=self.label_thresholds(),
         pair=self.pair,
         input_names=self.serving_inputs,
+        windows=self.windows,
+        aggregation=self.aggregation,
     )
 
 
@@ -319,7 +323,8 @@ class MultiLabelServingModule(export_base.ExportModule):
     `labels` string [B, L]: the labels whose probability reaches their
       threshold, most probable first, then "" up to L;
     `label_probabilities` float32 [B, L]: their probabilities (0 after);
-    `num_labels` int32 [B]: how many labels each text has.
+    `num_labels` int32 [B]: how many labels each text has;
+    with `windows` also `num_windows` int32 [B] (`long_text.py`).
   """
 
   def __init__(
@@ -331,10 +336,14 @@ class MultiLabelServingModule(export_base.ExportModule):
       thresholds: Sequence[float],
       pair: bool,
       input_names: Tuple[str, str] = ("text", "text_pair"),
+      windows: Optional[long_text.Windows] = None,
+      aggregation: str = "mean_logits",
       name: str = "multilabel_serving",
   ):
     super().__init__(model, name=name)
     self.preprocessor = preprocessor
+    self.windows = windows
+    self.aggregation = aggregation
     self.labels = tf.constant(list(labels))
     self.thresholds = tf.constant(np.asarray(thresholds, np.float32))
     self._serve = tf.function(
@@ -342,8 +351,19 @@ class MultiLabelServingModule(export_base.ExportModule):
     )
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:
-    inputs = self.preprocessor(text_a, text_b)
-    logits = self.model(inputs, training=False)["logits"]  # [B, L]
+    extra = {}
+    if self.windows is None:
+      inputs = self.preprocessor(text_a, text_b)
+      logits = self.model(inputs, training=False)["logits"]  # [B, L]
+    else:
+      logits, extra["num_windows"] = long_text.window_logits(
+          self.model,
+          self.preprocessor,
+          text_a,
+          self.windows,
+          self.aggregation,
+          "sigmoid",
+      )
     probabilities = tf.sigmoid(tf.cast(logits, tf.float32))
     chosen = probabilities >= self.thresholds  # [B, L]
     # Chosen labels first, each group by probability (which is in [0, 1]).
@@ -357,6 +377,7 @@ class MultiLabelServingModule(export_base.ExportModule):
             chosen_sorted, tf.gather(probabilities, order, batch_dims=1), 0.0
         ),
         "num_labels": tf.reduce_sum(tf.cast(chosen, tf.int32), axis=-1),
+        **extra,
     }
 
   def signatures(self):

@@ -27,6 +27,7 @@ import tf_keras
 from albert.serving.preprocessor import Preprocessor
 from albert.finetuning import class_weights as weighting
 from albert.finetuning import classification_metrics
+from albert.finetuning import long_text as long_text_lib
 from albert.finetuning.own_data import conll as conll_data
 from albert.finetuning.own_data import entity_metrics
 from albert.finetuning.task_state import TaskState
@@ -52,7 +53,20 @@ class TokenClassificationTask(FinetuneTask):
       `recall` (entity level) or `accuracy` (words).
     class_weights, focal_gamma: as `TextClassificationTask`'s, over the
       training file's words (`albert/finetuning/class_weights.py`).
+    long_text: 'truncate' (the words whose pieces fit in seq_length - 2;
+      the rest are tagged O) or 'windows' (every word, read in windows of
+      pieces every `window_stride`, at most `max_windows` per sentence;
+      `albert/finetuning/long_text.py`); None: the model directory's
+      setting (MODEL_DIR/labels.json), else 'truncate'.
+    window_stride: pieces from one window's start to the next; None: half
+      a window.
+    max_windows: the most windows read from one sentence.
     **kwargs: `FinetuneTask` arguments.
+
+  With windows, training labels every word whose first piece a window
+  holds; a word's predicted tag comes from the window that gives its first
+  piece the most context (BERT's rule, `long_text.is_max_context`), in
+  evaluation, prediction files and the SavedModel alike.
   """
 
   name = "token_classification"
@@ -66,9 +80,21 @@ class TokenClassificationTask(FinetuneTask):
       main_metric: str = "f1",
       class_weights: weighting.WeightSpec = None,
       focal_gamma: float = 0.0,
+      long_text: Optional[str] = None,
+      window_stride: Optional[int] = None,
+      max_windows: int = 16,
       **kwargs,
   ):
     super().__init__(**kwargs)
+    self.long_text = long_text_lib.LongText(
+        "TokenClassificationTask",
+        long_text=long_text,
+        window_stride=window_stride,
+        max_windows=max_windows,
+        aggregation=None,
+        seq_length=self.seq_length,
+        activation="softmax",
+    )
     weighting.check_spec(class_weights, "TokenClassificationTask.class_weights")
     weighting.check_gamma(focal_gamma, "TokenClassificationTask.focal_gamma")
     self.class_weights = class_weights
@@ -144,13 +170,19 @@ class TokenClassificationTask(FinetuneTask):
     }
 
   def feature_options(self):
-    return {"labels": list(self.labels)}
+    return {"labels": list(self.labels), **self.long_text.feature_options()}
 
   def featurize(self, examples, *, training):
+    """One feature per sentence (truncate) or per window; each carries
+    `document` (its sentence) and `word_positions` (per word, the position
+    whose logits give its tag, or -1)."""
+    if self.long_text.windows is not None:
+      yield from self._window_features(examples)
+      return
     index = {tag: i for i, tag in enumerate(self.labels)}
     budget = self.seq_length - 2
     cut = 0
-    for sentence in examples:
+    for document, sentence in enumerate(examples):
       pieces, positions, label_ids = [], [], [-1]  # -1: [CLS]
       for k, word in enumerate(sentence.words):
         ids = self.tokenizer.tokenize(word)
@@ -167,6 +199,7 @@ class TokenClassificationTask(FinetuneTask):
       label_ids += [-1] * (self.seq_length - len(label_ids))
       feature["label_ids"] = np.array(label_ids, np.int32)
       feature["word_positions"] = positions  # metadata: first pieces
+      feature["document"] = document
       yield feature
     if cut:
       logging.warning(
@@ -177,6 +210,53 @@ class TokenClassificationTask(FinetuneTask):
           self.seq_length,
           OUTSIDE,
       )
+
+  def _window_features(self, examples):
+    """The windows of every sentence's pieces: each labels every word whose
+    first piece it holds; `word_positions` names only the words it gives
+    the most context."""
+    index = {tag: i for i, tag in enumerate(self.labels)}
+    windows = self.long_text.windows
+    unread = 0
+    for document, sentence in enumerate(examples):
+      pieces, first = [], []  # first[k]: word k's first piece, or -1
+      for word in sentence.words:
+        ids = self.tokenizer.tokenize(word)
+        first.append(len(pieces) if ids else -1)
+        pieces += ids
+      spans = windows.spans(len(pieces))
+      end = spans[-1][0] + spans[-1][1]  # the pieces the windows read
+      unread += sum(f >= end for f in first)
+      for j, (start, length) in enumerate(spans):
+        label_ids = [-1] * self.seq_length
+        positions = []
+        for k, f in enumerate(first):
+          inside = f >= 0 and start <= f < start + length
+          if inside and sentence.tags:
+            label_ids[1 + f - start] = index[sentence.tags[k]]
+          best = inside and long_text_lib.is_max_context(spans, j, f)
+          positions.append(1 + f - start if best else -1)
+        feature = self.pack(pieces[start : start + length])
+        feature["label_ids"] = np.array(label_ids, np.int32)
+        feature["word_positions"] = positions
+        feature["document"] = document
+        yield feature
+    if unread:
+      logging.warning(
+          "%s: %d word(s) lie past %d windows; they are predicted %s (raise "
+          "TokenClassificationTask.max_windows to read them)",
+          self.name,
+          unread,
+          windows.max_windows,
+          OUTSIDE,
+      )
+
+  def prepare_training_data(self) -> int:
+    """With windows, an epoch is every window once."""
+    count = super().prepare_training_data()
+    if self.long_text.windows is not None:
+      self.num_train_examples = count
+    return count
 
   # --- Model, loss, metrics ---------------------------------------------------
 
@@ -261,23 +341,18 @@ class TokenClassificationTask(FinetuneTask):
 
   # --- Predictions ------------------------------------------------------------
 
-  def predicted_tags(self, features, outputs) -> List[List[str]]:
-    """Every word's predicted tag ("O" where its pieces did not fit)."""
-    best = np.argmax(outputs["logits"], axis=-1)  # [N, T]
-    tags = []
-    for feature, row in zip(features, best):
-      positions = feature["word_positions"]
-      tags.append(
-          [self.labels[row[p]] if p >= 0 else OUTSIDE for p in positions]
-      )
-    return tags
-
   def _full_tags(self, examples, features, outputs) -> List[List[str]]:
-    """Predicted tags of every word, words cut by seq_length as "O"."""
-    return [
-        tags + [OUTSIDE] * (len(e.words) - len(tags))
-        for e, tags in zip(examples, self.predicted_tags(features, outputs))
-    ]
+    """Every word's predicted tag, from the feature naming its position
+    (`word_positions`); "O" for a word no feature reads (cut by seq_length
+    or past the last window, or without pieces)."""
+    best = np.argmax(outputs["logits"], axis=-1)  # [N, T]
+    tags = [[OUTSIDE] * len(e.words) for e in examples]
+    for feature, row in zip(features, best):
+      sentence = tags[feature["document"]]
+      for k, p in enumerate(feature["word_positions"]):
+        if p >= 0:
+          sentence[k] = self.labels[row[p]]
+    return tags
 
   def evaluate_outputs(self, split, examples, features, outputs):
     predicted = self._full_tags(examples, features, outputs)
@@ -322,7 +397,11 @@ class TokenClassificationTask(FinetuneTask):
   # --- MODEL_DIR/labels.json --------------------------------------------------
 
   def saved_facts(self) -> Dict[str, Any]:
-    return dict(labels=list(self.labels), **self._weight_facts)
+    return dict(
+        labels=list(self.labels),
+        long_text=self.long_text.facts(),
+        **self._weight_facts,
+    )
 
   def use_state(self, state: TaskState) -> None:
     """The tag set, from MODEL_DIR/labels.json (or, before building a model
@@ -330,6 +409,7 @@ class TokenClassificationTask(FinetuneTask):
     found = state.read_facts(self.name)
     if found is not None:
       self._use_saved_labels(*found)
+      self.long_text.adopt(found[0], found[1].get("long_text"))
     if state.for_model:
       self._require_model_facts(state)
 
@@ -362,7 +442,10 @@ class TokenClassificationTask(FinetuneTask):
 
   def serving_module(self, model, preprocessor):
     return TokenClassificationServingModule(
-        model, preprocessor, labels=self.labels
+        model,
+        preprocessor,
+        labels=self.labels,
+        windows=self.long_text.windows,
     )
 
 
@@ -376,8 +459,11 @@ class TokenClassificationServingModule(export_base.ExportModule):
     `scores` float32 [B, W], the probability of each tag (0),
     `start_char`, `end_char` int32 [B, W]: Unicode character offsets, so
       that `text[start_char:end_char]` in Python is the word (-1),
-    `num_words` int32 [B].
-  Words past `seq_length - 2` pieces are tagged "O" with score 0.
+    `num_words` int32 [B];
+    with `windows`, also `num_windows` int32 [B].
+  Without `windows`, words past `seq_length - 2` pieces are tagged "O" with
+  score 0; with them, every word the windows reach is tagged from the window
+  giving its first piece the most context (as the task's predictions).
   """
 
   def __init__(
@@ -386,11 +472,13 @@ class TokenClassificationServingModule(export_base.ExportModule):
       preprocessor: Preprocessor,
       *,
       labels: Sequence[str],
+      windows: Optional[long_text_lib.Windows] = None,
       name: str = "token_classification_serving",
   ):
     super().__init__(model, name=name)
     self.preprocessor = preprocessor
     self.labels = tuple(labels)
+    self.windows = windows
     self._serve = tf.function(
         self._outputs,
         input_signature=[tf.TensorSpec([None], tf.string, name="text")],
@@ -403,27 +491,19 @@ class TokenClassificationServingModule(export_base.ExportModule):
     )  # [B, (W)], byte offsets
     pieces = self.preprocessor.tokenize(words.flat_values)  # [N, (P)]
     counts = tf.cast(pieces.row_lengths(), tf.int32)  # [N]
-    # Pieces before each word, within its text.
-    total = tf.cumsum(counts)
-    row_start = tf.gather(
-        tf.concat([[0], total], 0), tf.cast(words.row_starts(), tf.int32)
-    )
-    before = total - counts - tf.gather(row_start, words.value_rowids())
-    keep = before + counts <= self.preprocessor.seq_length - 2  # [N]
-    kept = tf.ragged.boolean_mask(
-        words.with_flat_values(pieces), words.with_flat_values(keep)
-    )  # [B, (W'), (P)]
-    inputs = self.preprocessor.pack_trimmed([kept.merge_dims(1, 2)])
-    logits = self.model(inputs, training=False)["logits"]  # [B, T, C]
-    found = keep & (counts > 0)
-    position = tf.where(found, before + 1, 0)  # [N]; [CLS] is 0
-    row = tf.cast(words.value_rowids(), tf.int32)
-    word_logits = tf.gather_nd(logits, tf.stack([row, position], -1))
+    extra = {}
+    if self.windows is None:
+      found, word_logits = self._truncated(words, pieces, counts)
+    else:
+      found, word_logits, extra["num_windows"] = self._in_windows(
+          words, pieces, counts
+      )
     probabilities = tf.nn.softmax(word_logits, -1)  # [N, C]
     best = tf.argmax(probabilities, -1, output_type=tf.int32)
     tags = tf.where(found, tf.gather(tf.constant(self.labels), best), OUTSIDE)
     scores = tf.where(found, tf.reduce_max(probabilities, -1), 0.0)
     # Byte offsets -> character offsets.
+    row = tf.cast(words.value_rowids(), tf.int32)
     texts = tf.gather(text, row)
     zeros = tf.zeros_like(row)
 
@@ -444,7 +524,57 @@ class TokenClassificationServingModule(export_base.ExportModule):
         "start_char": dense(start_char, -1),
         "end_char": dense(end_char, -1),
         "num_words": tf.cast(words.row_lengths(), tf.int32),
+        **extra,
     }
+
+  def _truncated(self, words, pieces, counts):
+    """(found bool [N], logits [N, C]) of the words whose pieces fit in one
+    input, whole words only."""
+    # Pieces before each word, within its text.
+    total = tf.cumsum(counts)
+    row_start = tf.gather(
+        tf.concat([[0], total], 0), tf.cast(words.row_starts(), tf.int32)
+    )
+    before = total - counts - tf.gather(row_start, words.value_rowids())
+    keep = before + counts <= self.preprocessor.seq_length - 2  # [N]
+    kept = tf.ragged.boolean_mask(
+        words.with_flat_values(pieces), words.with_flat_values(keep)
+    )  # [B, (W'), (P)]
+    inputs = self.preprocessor.pack_trimmed([kept.merge_dims(1, 2)])
+    logits = self.model(inputs, training=False)["logits"]  # [B, T, C]
+    found = keep & (counts > 0)
+    position = tf.where(found, before + 1, 0)  # [N]; [CLS] is 0
+    row = tf.cast(words.value_rowids(), tf.int32)
+    return found, tf.gather_nd(logits, tf.stack([row, position], -1))
+
+  def _in_windows(self, words, pieces, counts):
+    """(found bool [N], logits [N, C], num_windows int32 [B]): each word's
+    logits at its first piece in the window of most context."""
+    text_pieces = words.with_flat_values(pieces).merge_dims(1, 2)  # [B, (P)]
+    index, _, num_windows = self.windows.positions(text_pieces)
+    parts = index.with_flat_values(
+        tf.gather(text_pieces.flat_values, index.flat_values)
+    )
+    inputs = self.preprocessor.pack_trimmed([parts])  # [W, T]
+    logits = self.model(inputs, training=False)["logits"]  # [W, T, C]
+    window, place = self.windows.max_context_positions(
+        index, tf.size(pieces.flat_values, tf.int32)
+    )
+    # Each word's first piece; a word without pieces points past the end,
+    # at a -1 appended to both.
+    first = tf.where(
+        counts > 0,
+        tf.cast(pieces.row_starts(), tf.int32),
+        tf.size(window),
+    )
+    word_window = tf.gather(tf.concat([window, [-1]], 0), first)
+    word_place = tf.gather(tf.concat([place, [-1]], 0), first)
+    found = word_window >= 0
+    at = tf.stack(
+        [tf.where(found, word_window, 0), tf.where(found, word_place + 1, 0)],
+        -1,
+    )  # +1: after [CLS]
+    return found, tf.gather_nd(logits, at), num_windows
 
   def signatures(self):
     return {"serving_default": self._serve}

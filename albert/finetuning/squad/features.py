@@ -28,6 +28,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from albert.finetuning.long_text import is_max_context
+
 from albert.text.tokenizers import Tokenizer
 from albert.finetuning.packing import pack_segments
 from albert.finetuning.squad.data import SquadExample
@@ -78,21 +80,6 @@ def word_starts(char_to_word_offset: Sequence[int]) -> List[int]:
     if word == len(starts):
       starts.append(c)
   return starts
-
-
-def is_max_context(
-    spans: Sequence[Tuple[int, int]], span_index: int, position: int
-) -> bool:
-  """BERT's `_check_is_max_context` for (start, length) spans."""
-  best_score, best_index = None, None
-  for index, (start, length) in enumerate(spans):
-    end = start + length - 1
-    if position < start or position > end:
-      continue
-    score = min(position - start, end - position) + 0.01 * length
-    if best_score is None or score > best_score:
-      best_score, best_index = score, index
-  return best_index == span_index
 
 
 def doc_spans(

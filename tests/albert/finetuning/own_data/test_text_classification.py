@@ -211,6 +211,7 @@ def test_csv_classification_trains_predicts_and_serves_label_names(
       "task": "text_classification",
       "labels": ["politics", "science", "sports"],
       "text_pair": False,
+      "long_text": {"mode": "truncate"},
       # Each label's training examples (no weights: none were set).
       "class_counts": [train_labels.count(k) for k in sorted(CUES)],
   }
