@@ -21,6 +21,8 @@ Shared by every family:
   classification_metrics   accuracy, F1, macro-F1, MCC, Pearson, Spearman,
                            per-class scores and the confusion matrix
   class_weights            class and positive weights, the focal loss
+  long_text                texts longer than the model: windows and their
+                           aggregation, in Python and in the graph
   multilabel_metrics       multi-label metrics and per-label thresholds
   packing                  a fine-tuning example's segments -> encoder inputs
   text_example             TextExample, MultipleChoiceExample

@@ -320,9 +320,7 @@ class FinetuneTask(Task, abc.ABC):
   def prepare_training_data(self) -> int:
     """Converts (or finds cached) training features; returns their count.
 
-    Also sets `num_train_examples` (SQuAD: questions; one example can give
-    several features).
-    """
+    Also sets `num_train_examples` (SQuAD: questions, each 1+ features)."""
     if self._train_records is None:
       self._require_data_dir()
       _ = self.tokenizer  # fail early on a missing model or wrong vocabulary
@@ -351,6 +349,12 @@ class FinetuneTask(Task, abc.ABC):
             f"{self.data_dir} gave no training features"
         )
     return self._train_records[1]
+
+  @property
+  def epoch_size(self) -> int:
+    """What an epoch reads (after `prepare_training_data`): the examples
+    (SQuAD: questions, as the original counts; windows: `long_text.py`)."""
+    return self.num_train_examples
 
   def build_inputs(
       self, input_context, *, training, batch_size, skip_examples=0

@@ -21,7 +21,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert.finetuning.own_data.text_multilabel import MultiLabelServingModule
-from albert.finetuning.own_data.token_classification import (
+from albert.finetuning.own_data.token_serving import (
     TokenClassificationServingModule,
 )
 from albert.finetuning.race.task import RaceServingModule
@@ -37,6 +37,7 @@ from albert.modeling.token_classifier import AlbertTokenClassifier
 from albert.serving.embedding_serving import EmbeddingServingModule
 from albert.serving.preprocessor import Preprocessor
 from albert.serving.text_serving_module import TextServingModule
+from albert.finetuning import long_text
 from official.core import graph_ops
 
 TEXTS = [
@@ -59,6 +60,10 @@ REQUESTS = {
     "regression": [("serving_default", {"text_a": TEXTS, "text_b": PAIRS})],
     "multilabel": [("serving_default", {"text": TEXTS, "text_pair": PAIRS})],
     "token_classification": [("serving_default", {"text": TEXTS})],
+    # Single long texts read in windows (`long_text.py`).
+    "classification_windows": [("serving_default", {"text_a": TEXTS})],
+    "multilabel_windows": [("serving_default", {"text": TEXTS})],
+    "token_classification_windows": [("serving_default", {"text": TEXTS})],
     "squad_1.1": [
         ("serving_default", {"question": PAIRS[:3], "context": TEXTS[1:4]})
     ],
@@ -122,6 +127,7 @@ def random_modules(
   race = model(AlbertMultipleChoice)
   embedder = AlbertSentenceEmbedder(pretrainer.encoder, normalize=True)
   embedder(embedder.dummy_inputs())
+  windows = long_text.Windows(length=10, stride=4, max_windows=5)
   builders = {
       "pretrained": lambda p: TextServingModule(pretrainer, p, top_k=3),
       "classification": lambda p: GlueServingModule(
@@ -139,6 +145,27 @@ def random_modules(
       ),
       "token_classification": lambda p: TokenClassificationServingModule(
           tagger, p, labels=["O", "B-X", "I-X"]
+      ),
+      "classification_windows": lambda p: GlueServingModule(
+          classifiers["classification"],
+          p,
+          labels=list("xyz"),
+          pair=False,
+          windows=windows,
+      ),
+      "multilabel_windows": lambda p: MultiLabelServingModule(
+          classifiers["multilabel"],
+          p,
+          labels=list("abcd"),
+          thresholds=[0.5, 0.4, 0.6, 0.5],
+          pair=False,
+          windows=windows,
+          aggregation="max_probability",
+      ),
+      "token_classification_windows": (
+          lambda p: TokenClassificationServingModule(
+              tagger, p, labels=["O", "B-X", "I-X"], windows=windows
+          )
       ),
       "race": lambda p: RaceServingModule(race, p, max_qa_length=12),
       "sentence_embedding": lambda p: EmbeddingServingModule(embedder, p),

@@ -139,7 +139,7 @@ def train(
   trainer_config, optimizer_config = EpochSchedule().apply(
       TrainerConfig(),
       OptimizerConfig(),
-      task.num_train_examples,
+      task.epoch_size,
       task.global_batch_size,
   )
   best = None

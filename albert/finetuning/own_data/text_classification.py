@@ -104,13 +104,12 @@ class OwnDataTask(SentenceClassificationTask):
   def aggregation(self) -> str:
     return self.long_text.aggregation
 
-  def prepare_training_data(self) -> int:
-    """With windows, an epoch is every window once: `num_train_examples`
-    (what the epoch schedule counts) becomes the windows' count."""
-    count = super().prepare_training_data()
-    if self.windows is not None:
-      self.num_train_examples = count
-    return count
+  @property
+  def epoch_size(self) -> int:
+    """With windows, an epoch is every window once."""
+    if self.windows is None:
+      return super().epoch_size
+    return self.prepare_training_data()
 
   def predict(self, model, split, runner=None):
     """Per text: with windows, each text's windows aggregated

@@ -408,3 +408,95 @@ def test_token_windows_tag_every_word_from_its_best_window(tmp_path, spm_model):
   assert tags[-5:] == ["O"] * 5
   assert [t.decode() for t in served["tags"][0].numpy()] == tags
   assert served["scores"][0][-1] == 0
+
+
+CUES = {"sports": "match", "politics": "vote", "science": "atom"}
+
+
+def _decided_late(folder, n_train=300, n_dev=45, seed=0):
+  """Texts of 20-27 filler words, then the label's cue word three times."""
+  rng = np.random.default_rng(seed)
+  folder.mkdir()
+  labels = sorted(CUES)
+  texts = {}
+  for split, n in (("train", n_train), ("dev", n_dev), ("test", 6)):
+    rows = ["id,text,label"]
+    texts[split] = []
+    for i in range(n):
+      label = labels[i % 3]
+      words = list(rng.choice(WORDS, int(rng.integers(20, 28))))
+      text = " ".join(words + [CUES[label]] * 3)
+      rows.append(f"{split}-{i},{text},{label}")
+      texts[split].append((text, label))
+    (folder / f"{split}.csv").write_text("\n".join(rows) + "\n")
+  return texts
+
+
+@pytest.mark.slow
+def test_windows_train_predict_and_serve_per_text(tmp_path, spm_model):
+  import csv
+  import json
+  import os
+
+  import gin
+
+  from albert.finetuning import training as finetuning
+  from tests.albert.finetuning import finetune_helpers as helpers
+
+  texts = _decided_late(tmp_path / "data")
+  model_dir = str(tmp_path / "model")
+  common = dict(
+      model_dir=model_dir,
+      data_dir=str(tmp_path / "data"),
+      spm_model_file=spm_model,
+  )
+  gin_file = "gin/finetune/text_classification.gin"
+  params = [
+      "TextClassificationTask.seq_length = 16",
+      "TextClassificationTask.global_batch_size = 32",
+      "TextClassificationTask.long_text = 'windows'",
+      "TextClassificationTask.window_stride = 7",
+      "OptimizerConfig.learning_rate = 1e-3",
+      "EpochSchedule.train_epochs = 4.0",
+  ]
+  results = helpers.finetune(
+      "train_and_eval",
+      gin_file,
+      params,
+      init_checkpoint=helpers.init_checkpoint(tmp_path / "init"),
+      **common,
+  )
+  assert results["dev/accuracy"] >= 0.9, results
+  # Every dev text once in the confusion matrix: metrics are per text.
+  assert sum(v for k, v in results.items() if "/confusion/" in k) == 45
+  with open(os.path.join(model_dir, "labels.json")) as f:
+    saved = json.load(f)
+  assert saved["long_text"] == {
+      "mode": "windows",
+      "window_stride": 7,
+      "max_windows": 16,
+      "aggregation": "mean_logits",
+  }
+
+  # predict and export without the long-text settings: the model
+  # directory's.
+  helpers.finetune("predict", gin_file, params[:1], **common)
+  with open(
+      os.path.join(model_dir, "predictions", "test_predictions.csv")
+  ) as f:
+    rows = list(csv.DictReader(f))
+  assert [r["prediction"] for r in rows] == [
+      label for _, label in texts["test"]
+  ]
+  gin.clear_config()
+  export_dir = str(tmp_path / "export")
+  finetuning.run(mode="export", model_dir=model_dir, export_dir=export_dir)
+  test_texts = [text for text, _ in texts["test"]]
+  out = helpers.call_saved_model(export_dir, {"text": test_texts})
+  assert out["label"] == [r["prediction"] for r in rows]
+  np.testing.assert_allclose(
+      out["probabilities"],
+      [[float(r[f"p_{k}"]) for k in sorted(CUES)] for r in rows],
+      atol=1e-5,
+  )
+  assert all(n >= 2 for n in out["num_windows"])

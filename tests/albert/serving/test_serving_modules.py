@@ -119,6 +119,20 @@ def test_sentence_head_and_tf_example(modules):
   _assert_same(fixed._serve_examples(records), dynamic._serve_examples(records))
 
 
+def test_window_heads(modules):
+  """Single long texts read in windows (the last text spans several)."""
+  text = tf.constant(TEXTS)
+  for kind in (
+      "classification_windows",
+      "multilabel_windows",
+      "token_classification_windows",
+  ):
+    fixed, dynamic = modules[kind]
+    out = dynamic._serve(text)
+    assert out["num_windows"].numpy().tolist()[2:] == [1, 5], kind
+    _assert_same(fixed._serve(text), out)
+
+
 @pytest.mark.slow
 def test_token_classification_squad_race_and_embedding(modules):
   text = tf.constant(TEXTS)
