@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from albert.finetuning import long_text
 from official.errors import InputError
+from tests.albert.serving import hostile
 
 
 def test_windows_by_hand():
@@ -500,3 +501,4 @@ def test_windows_train_predict_and_serve_per_text(tmp_path, spm_model):
       atol=1e-5,
   )
   assert all(n >= 2 for n in out["num_windows"])
+  hostile.assert_answers_everything(export_dir, ["serving_default"])

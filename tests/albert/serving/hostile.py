@@ -11,6 +11,7 @@ dimension, else what went wrong (the exception's first line, or the wrong
 shapes). A crash of the process fails the call.
 """
 
+import base64
 import json
 import sys
 
@@ -23,13 +24,11 @@ import json, sys
 import tensorflow as tf
 import tensorflow_text  # noqa: F401 (the SentencePiece and WordPiece ops)
 
+import base64
 texts = {
-    "empty": [b""],
-    "long": [("the list returns a value " * 4000).encode()],
-    "invalid_utf8": [b"caf\xc3 \xff\xfe na\xefve \x80[MASK] end"],
-    "zero": [],
+    case: [base64.b64decode(t) for t in batch]
+    for case, batch in json.loads(sys.stdin.read()).items()
 }
-texts["mixed"] = texts["empty"] + texts["long"] + texts["invalid_utf8"]
 loaded = tf.saved_model.load(sys.argv[1])
 report = {}
 for name, fn in sorted(loaded.signatures.items()):
@@ -56,10 +55,28 @@ print(json.dumps(report))
 """
 
 
+def batches() -> dict:
+  """{case: [bytes]}: the requests of every case."""
+  texts = {
+      "empty": [b""],
+      "long": [("the list returns a value " * 4000).encode()],
+      "invalid_utf8": [b"caf\xc3 \xff\xfe na\xefve \x80[MASK] end"],
+      "zero": [],
+  }
+  texts["mixed"] = texts["empty"] + texts["long"] + texts["invalid_utf8"]
+  return texts
+
+
 def check(saved_model) -> dict:
   """{signature: {case: "ok" or what went wrong}} (see the module doc)."""
+  encoded = {
+      case: [base64.b64encode(t).decode() for t in batch]
+      for case, batch in batches().items()
+  }
   run = helpers.run(
-      [sys.executable, "-c", _SCRIPT, str(saved_model)], timeout=600
+      [sys.executable, "-c", _SCRIPT, str(saved_model)],
+      input=json.dumps(encoded),
+      timeout=600,
   )
   assert run.returncode == 0, run.stderr[-3000:]
   return json.loads(run.stdout.strip().splitlines()[-1])

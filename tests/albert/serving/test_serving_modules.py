@@ -26,6 +26,7 @@ from albert.serving.wordpiece_preprocessor import make_preprocessor
 from albert.finetuning import serving_check
 from official.core import graph_ops
 from tests import helpers
+from tests.albert.serving import hostile
 from tests.albert.serving.conftest import CONFIG
 
 SEQ = 40
@@ -131,6 +132,11 @@ def test_window_heads(modules):
     out = dynamic._serve(text)
     assert out["num_windows"].numpy().tolist()[2:] == [1, 5], kind
     _assert_same(fixed._serve(text), out)
+    for case, batch in hostile.batches().items():  # each answered
+      out = dynamic._serve(tf.constant(batch, tf.string, shape=[len(batch)]))
+      assert {k: v.shape[0] for k, v in out.items()} == {
+          k: len(batch) for k in out
+      }, (kind, case)
 
 
 @pytest.mark.slow

@@ -94,6 +94,32 @@ def test_sample_classification_data_is_real_split_and_stable(tmp_path):
         for r in rows
     )
 
+  # --long_documents: 21 sentences of packages that are never a label, then
+  # three of the label's package from the split.
+  long = tmp_path / "long"
+  sample_data.write_sample_classification_data(str(long), long_documents=True)
+  preamble = {
+      s
+      for s, _ in sample_data.labelled_sentences(sample_data.PREAMBLE_PACKAGES)
+  }
+  for split, single in splits.items():
+    rows = _rows(long / f"{split}.csv")
+    assert len(rows) == sample_data.LONG_DOCUMENTS[split]
+    theirs = {}
+    for r in single:
+      theirs.setdefault(r["label"], set()).add(r["text"])
+    for row in rows[:40]:
+      text = row["text"]
+      end = [t for t in theirs[row["label"]] if text.endswith(t)]
+      assert end, row
+      start = text[: -len(max(end, key=len))]
+      assert len([s for s in preamble if s in start]) >= 5, row
+    assert {r["label"] for r in rows} == set(sample_data.PACKAGES)
+  with pytest.raises(ValueError, match="choose one at most"):
+    sample_data.write_sample_classification_data(
+        str(long), multi_label=True, long_documents=True
+    )
+
 
 def _config(files, params=()):
   gin.clear_config()
