@@ -170,19 +170,30 @@ def check(
   return Windows(length, window_stride or max(1, length // 2), max_windows)
 
 
+# The most windows read from one text unless a task says otherwise.
+MAX_WINDOWS = 16
+
+
 class LongText:
   """A task's long-text settings, checked, and kept in MODEL_DIR/labels.json
   (`facts`) so that eval, predict and export read texts as training did.
 
   Args:
     owner: the task class name, for messages.
-    long_text: 'truncate', 'windows', or None: the model directory's
+    long_text: 'truncate' or 'windows'; None: the model directory's
       setting (`adopt`), else 'truncate'.
-    window_stride, max_windows, aggregation: as `check` (aggregation None
-      for a task that answers per window position, token classification).
+    window_stride: as `check`; None: the model directory's, else half a
+      window.
+    max_windows: None: the model directory's, else MAX_WINDOWS.
+    aggregation: None: the model directory's, else 'mean_logits'.
     seq_length: the task's packed length.
     activation: how the task's logits become probabilities
       (`ACTIVATIONS`).
+    aggregates: False for a task that answers per window position (token
+      classification): no aggregation.
+
+  A setting the run gives wins over the model directory's; a difference
+  is logged.
   """
 
   def __init__(
@@ -191,25 +202,38 @@ class LongText:
       *,
       long_text: Optional[str],
       window_stride: Optional[int],
-      max_windows: int,
-      aggregation: str,
+      max_windows: Optional[int],
+      aggregation: Optional[str],
       seq_length: int,
       activation: str,
+      aggregates: bool = True,
   ):
-    check_aggregation(owner, aggregation, activation)
     self.owner = owner
-    self.explicit = long_text is not None
     self.seq_length = seq_length
-    self._set(long_text or "truncate", window_stride, max_windows, aggregation)
+    self.activation = activation
+    self.aggregates = aggregates
+    given = {
+        "mode": long_text,
+        "window_stride": window_stride,
+        "max_windows": max_windows,
+        "aggregation": aggregation if aggregates else None,
+    }
+    self._given = {k: v for k, v in given.items() if v is not None}
+    self._apply(self._given)
 
-  def _set(self, mode, window_stride, max_windows, aggregation) -> None:
-    self.aggregation = aggregation
+  def _apply(self, settings: Dict[str, Any]) -> None:
+    mode = settings.get("mode", "truncate")
+    self.aggregation = (
+        settings.get("aggregation", "mean_logits") if self.aggregates else None
+    )
+    if self.aggregation is not None:
+      check_aggregation(self.owner, self.aggregation, self.activation)
     self.windows = check(
         self.owner,
         long_text=mode,
-        window_stride=window_stride,
-        max_windows=max_windows,
-        aggregation=aggregation,
+        window_stride=settings.get("window_stride"),
+        max_windows=settings.get("max_windows", MAX_WINDOWS),
+        aggregation=self.aggregation,
         seq_length=self.seq_length,
     )
 
@@ -236,26 +260,17 @@ class LongText:
     return {"long_text": facts}
 
   def adopt(self, path: str, saved: Optional[Dict[str, Any]]) -> None:
-    """The model directory's settings (`saved`, from `path`), unless this
-    run sets `long_text` itself (then a difference is logged)."""
+    """The model directory's settings (`saved`, from `path`), each one this
+    run gives replacing the saved one (a difference is logged)."""
     saved = saved or {"mode": "truncate"}
-    if self.explicit:
-      if saved != self.facts():
-        logging.warning(
-            "%s: the model was trained with long_text %s; this run uses %s",
-            path,
-            saved,
-            self.facts(),
-        )
-      return
-    self._set(
-        saved.get("mode", "truncate"),
-        saved.get("window_stride"),
-        saved.get("max_windows", 16),
-        saved.get("aggregation", self.aggregation)
-        if self.aggregation is not None
-        else None,
-    )
+    self._apply({**saved, **self._given})
+    if self.facts() != saved:
+      logging.warning(
+          "%s: the model was trained with long_text %s; this run uses %s",
+          path,
+          saved,
+          self.facts(),
+      )
 
 
 def is_max_context(
@@ -318,16 +333,20 @@ def aggregate_tf(
     aggregation: str,
     activation: str,
 ) -> tf.Tensor:
-  """`aggregate` in the graph: float32 [B, C] from [W, C]."""
-  logits = tf.cast(logits, tf.float32)
+  """`aggregate` in the graph: float32 [B, C] from [W, C], computed in
+  float64 as `aggregate` is."""
+  logits = tf.cast(logits, tf.float64)  # as `aggregate`
   if aggregation == "mean_logits" or activation == "identity":
-    return tf.math.unsorted_segment_mean(logits, document, num_documents)
-  if activation == "sigmoid":
-    return tf.math.unsorted_segment_max(logits, document, num_documents)
-  best = tf.math.unsorted_segment_max(
-      tf.nn.softmax(logits, axis=-1), document, num_documents
-  )
-  return tf.math.log(best)
+    out = tf.math.unsorted_segment_mean(logits, document, num_documents)
+  elif activation == "sigmoid":
+    out = tf.math.unsorted_segment_max(logits, document, num_documents)
+  else:
+    out = tf.math.log(
+        tf.math.unsorted_segment_max(
+            tf.nn.softmax(logits, axis=-1), document, num_documents
+        )
+    )
+  return tf.cast(out, tf.float32)
 
 
 def check_aggregation(owner: str, aggregation: str, activation: str) -> None:

@@ -40,11 +40,13 @@ class OwnDataTask(SentenceClassificationTask):
       'windows' (read single texts in overlapping windows and answer per
       text: `albert/finetuning/long_text.py`); None: what the model
       directory was trained with (MODEL_DIR/labels.json), else 'truncate'.
-    window_stride: pieces from one window's start to the next; None: half
-      a window.
-    max_windows: the most windows read from one text (its first ones).
-    aggregation: 'mean_logits' (default) or 'max_probability': how a
-      text's windows make its answer.
+    window_stride: pieces from one window's start to the next; None: the
+      model directory's, else half a window.
+    max_windows: the most windows read from one text (its first ones);
+      None: the model directory's, else 16.
+    aggregation: 'mean_logits' or 'max_probability': how a text's windows
+      make its answer; None: the model directory's, else 'mean_logits'.
+      Each setting given replaces the model directory's.
     **kwargs: `FinetuneTask` arguments.
 
   In training every window is an example with its text's label; dev
@@ -67,8 +69,8 @@ class OwnDataTask(SentenceClassificationTask):
       main_metric: Optional[str] = None,
       long_text: Optional[str] = None,
       window_stride: Optional[int] = None,
-      max_windows: int = 16,
-      aggregation: str = "mean_logits",
+      max_windows: Optional[int] = None,
+      aggregation: Optional[str] = None,
       **kwargs,
   ):
     super().__init__(**kwargs)
@@ -198,6 +200,11 @@ class OwnDataTask(SentenceClassificationTask):
       path, saved = found
       self.pair = bool(saved.get("text_pair"))
       self.long_text.adopt(path, saved.get("long_text"))
+      if self.pair and self.windows is not None:
+        raise InputError(
+            f"{path}: the model reads text pairs, and long_text='windows' "
+            f"reads single texts; leave {type(self).__name__}.long_text unset"
+        )
       if not self.is_regression:
         self._use_saved_labels(path, tuple(saved.get("labels") or ()))
     if state.for_model:

@@ -58,9 +58,9 @@ class TokenClassificationTask(FinetuneTask):
       pieces every `window_stride`, at most `max_windows` per sentence;
       `albert/finetuning/long_text.py`); None: the model directory's
       setting (MODEL_DIR/labels.json), else 'truncate'.
-    window_stride: pieces from one window's start to the next; None: half
-      a window.
-    max_windows: the most windows read from one sentence.
+    window_stride: pieces from one window's start to the next; None: the
+      model directory's, else half a window.
+    max_windows: the most windows per sentence; None: the model's, else 16.
     **kwargs: `FinetuneTask` arguments.
 
   With windows, training labels every word whose first piece a window
@@ -82,7 +82,7 @@ class TokenClassificationTask(FinetuneTask):
       focal_gamma: float = 0.0,
       long_text: Optional[str] = None,
       window_stride: Optional[int] = None,
-      max_windows: int = 16,
+      max_windows: Optional[int] = None,
       **kwargs,
   ):
     super().__init__(**kwargs)
@@ -94,6 +94,7 @@ class TokenClassificationTask(FinetuneTask):
         aggregation=None,
         seq_length=self.seq_length,
         activation="softmax",
+        aggregates=False,
     )
     weighting.check_spec(class_weights, "TokenClassificationTask.class_weights")
     weighting.check_gamma(focal_gamma, "TokenClassificationTask.focal_gamma")

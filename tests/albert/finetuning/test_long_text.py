@@ -502,3 +502,81 @@ def test_windows_train_predict_and_serve_per_text(tmp_path, spm_model):
   )
   assert all(n >= 2 for n in out["num_windows"])
   hostile.assert_answers_everything(export_dir, ["serving_default"])
+
+
+def test_graph_max_context_ties_go_to_the_first_window():
+  # Windows of 6 every piece: piece 3 scores min(3, 2) + 0.06 in window 0
+  # and min(2, 3) + 0.06 in window 1; window 0 must win.
+  windows = long_text.Windows(length=6, stride=1, max_windows=8)
+  spans = windows.spans(8)
+  assert long_text.is_max_context(spans, 0, 3)
+  assert not long_text.is_max_context(spans, 1, 3)
+  pieces = tf.RaggedTensor.from_row_lengths(tf.range(8, dtype=tf.int32), [8])
+  index, _, _ = windows.positions(pieces)
+  window, place = windows.max_context_positions(index, 8)
+  want = [
+      next(
+          j for j in range(len(spans)) if long_text.is_max_context(spans, j, p)
+      )
+      for p in range(8)
+  ]
+  assert window.numpy().tolist() == want
+  assert want[3] == 0 and place.numpy()[3] == 3
+
+
+def test_the_runs_settings_replace_the_model_directorys(tmp_path):
+  def settings(**given):
+    args = dict(
+        long_text=None,
+        window_stride=None,
+        max_windows=None,
+        aggregation=None,
+        seq_length=18,
+        activation="softmax",
+    )
+    args.update(given)
+    return long_text.LongText("Task", **args)
+
+  saved = {
+      "mode": "windows",
+      "window_stride": 4,
+      "max_windows": 3,
+      "aggregation": "mean_logits",
+  }
+  unset = settings()
+  assert unset.facts() == {"mode": "truncate"}
+  unset.adopt("labels.json", saved)
+  assert unset.facts() == saved
+  assert unset.windows == long_text.Windows(16, 4, 3)
+  # An inference choice given by the run wins; the rest stays the saved.
+  chosen = settings(aggregation="max_probability")
+  chosen.adopt("labels.json", saved)
+  assert chosen.facts() == {**saved, "aggregation": "max_probability"}
+  # A model directory from before windows: truncate, unless the run says.
+  old = settings()
+  old.adopt("labels.json", None)
+  assert old.windows is None
+  forced = settings(long_text="windows", max_windows=2)
+  forced.adopt("labels.json", None)
+  assert forced.windows == long_text.Windows(16, 8, 2)
+
+
+def test_a_pair_model_is_not_served_in_windows(tmp_path, spm_model):
+  import json
+
+  from albert.finetuning import task_state
+
+  (tmp_path / "labels.json").write_text(
+      json.dumps(
+          {
+              "task": "text_classification",
+              "labels": ["a", "b"],
+              "text_pair": True,
+              "long_text": {"mode": "truncate"},
+          }
+      )
+  )
+  task = _task("classification", tmp_path, spm_model, long_text="windows")
+  with pytest.raises(InputError, match="reads text pairs") as error:
+    task.use_state(task_state.TaskState.of(str(tmp_path), for_model=True))
+  assert "\n" not in str(error.value)
