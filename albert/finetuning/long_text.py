@@ -358,17 +358,24 @@ def check_aggregation(owner: str, aggregation: str, activation: str) -> None:
     )
 
 
-def window_logits(
+def text_logits(
     model,
     preprocessor,
     text: tf.Tensor,
-    windows: Windows,
+    second: Optional[tf.Tensor],
+    windows: Optional[Windows],
     aggregation: str,
     activation: str,
-) -> Tuple[tf.Tensor, tf.Tensor]:
-  """string [B] -> (float32 [B, C] document logits, int32 [B] num_windows):
-  every window of every text through `model` (one batch, padded to the
-  longest window), then `aggregate_tf`."""
+) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
+  """What a raw-text classification signature answers from: string [B]
+  (and the pair's `second` [B], without windows) -> (float32 [B, C] logits,
+  extra outputs). Without `windows`, one packed input per text and no
+  extra outputs; with them, every window of every text through `model`
+  (one batch, padded to the longest window), `aggregate_tf`, and
+  `num_windows` int32 [B]."""
+  if windows is None:
+    inputs = preprocessor(text, second)
+    return model(inputs, training=False)["logits"], {}
   pieces = preprocessor.tokenize(text)
   parts, document, num_windows = windows.split_ragged(pieces)
   inputs = preprocessor.pack_trimmed([parts])  # [W, T]
@@ -376,5 +383,5 @@ def window_logits(
   documents = tf.shape(text)[0]
   return (
       aggregate_tf(logits, document, documents, aggregation, activation),
-      num_windows,
+      {"num_windows": num_windows},
   )

@@ -194,19 +194,15 @@ class GlueServingModule(export_base.ExportModule):
     )
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:
-    extra = {}
-    if self.windows is None:
-      inputs = self.preprocessor(text_a, text_b)
-      logits = self.model(inputs, training=False)["logits"]  # [B, C]
-    else:
-      logits, extra["num_windows"] = long_text.window_logits(
-          self.model,
-          self.preprocessor,
-          text_a,
-          self.windows,
-          self.aggregation,
-          "identity" if self.labels is None else "softmax",
-      )
+    logits, extra = long_text.text_logits(  # [B, C]
+        self.model,
+        self.preprocessor,
+        text_a,
+        text_b,
+        self.windows,
+        self.aggregation,
+        "identity" if self.labels is None else "softmax",
+    )
     if self.labels is None:
       return {"score": logits[:, 0], **extra}
     label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)

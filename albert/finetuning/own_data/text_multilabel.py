@@ -351,19 +351,15 @@ class MultiLabelServingModule(export_base.ExportModule):
     )
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:
-    extra = {}
-    if self.windows is None:
-      inputs = self.preprocessor(text_a, text_b)
-      logits = self.model(inputs, training=False)["logits"]  # [B, L]
-    else:
-      logits, extra["num_windows"] = long_text.window_logits(
-          self.model,
-          self.preprocessor,
-          text_a,
-          self.windows,
-          self.aggregation,
-          "sigmoid",
-      )
+    logits, extra = long_text.text_logits(  # [B, L]
+        self.model,
+        self.preprocessor,
+        text_a,
+        text_b,
+        self.windows,
+        self.aggregation,
+        "sigmoid",
+    )
     probabilities = tf.sigmoid(tf.cast(logits, tf.float32))
     chosen = probabilities >= self.thresholds  # [B, L]
     # Chosen labels first, each group by probability (which is in [0, 1]).
