@@ -66,6 +66,11 @@ class Windows:
         for start in range(0, self.count(num_pieces) * self.stride, self.stride)
     ]
 
+  def reach(self, num_pieces: int) -> int:
+    """How many of a text's first pieces its windows read."""
+    start, length = self.spans(num_pieces)[-1]
+    return start + length
+
   def split_ragged(
       self, pieces: tf.RaggedTensor
   ) -> Tuple[tf.RaggedTensor, tf.Tensor, tf.Tensor]:

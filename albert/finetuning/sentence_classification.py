@@ -95,7 +95,7 @@ class SentenceClassificationTask(ClassificationTask):
         parts = [(first[:length],)]
       else:
         windows = self.windows.split(first)
-        cut += (len(windows) - 1) * self.windows.stride + length < len(first)
+        cut += self.windows.reach(len(first)) < len(first)
         parts = [(window,) for window in windows]
       for part in parts:
         feature = self.pack(*part)

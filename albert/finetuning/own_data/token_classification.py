@@ -226,7 +226,7 @@ class TokenClassificationTask(FinetuneTask):
         first.append(len(pieces) if ids else -1)
         pieces += ids
       spans = windows.spans(len(pieces))
-      end = spans[-1][0] + spans[-1][1]  # the pieces the windows read
+      end = windows.reach(len(pieces))
       unread += sum(f >= end for f in first)
       for j, (start, length) in enumerate(spans):
         label_ids = [-1] * self.seq_length

@@ -26,6 +26,8 @@ def test_windows_by_hand():
   assert windows.split([]) == [[]]
   capped = long_text.Windows(length=5, stride=2, max_windows=2)
   assert capped.split(list(range(11))) == [[0, 1, 2, 3, 4], [2, 3, 4, 5, 6]]
+  assert capped.reach(11) == 7 and windows.reach(11) == 11
+  assert windows.reach(0) == 0
   # A stride of a whole window: no overlap.
   assert long_text.Windows(3, 3, 9).split(list(range(7))) == [
       [0, 1, 2],
