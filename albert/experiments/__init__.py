@@ -16,4 +16,6 @@ and the drivers of docs/experiments.md's other measurements
                       the SQuAD tests')
   dynamic_masking     pretraining from documents (masked as read) against
                       from examples, per seed
+  startup             a short run's time in fresh processes and AutoGraph's
+                      share of it, for checkouts in turn
 """

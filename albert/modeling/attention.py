@@ -8,6 +8,7 @@ import tf_keras
 from official.modeling import fusion
 from official.modeling import tokenwise
 from official.modeling.fusion import residual_layer_norm
+from official.modeling.no_autograph import no_autograph
 
 # Added to the attention scores of padded keys, as in the original ALBERT.
 MASK_ADDER = -10000.0
@@ -93,6 +94,7 @@ class AttentionBlock(tf_keras.layers.Layer):
     x = tf.reshape(x, [batch, length, self.num_heads, self._head_size])
     return tf.transpose(x, [0, 2, 1, 3])  # [B, T, N, D] -> [B, N, T, D]
 
+  @no_autograph
   def call(self, x, attention_mask, training=None, query_positions=None):
     rows = x
     if query_positions is not None:

@@ -9,6 +9,8 @@ from typing import Dict
 import tensorflow as tf
 import tf_keras
 
+from official.modeling.no_autograph import no_autograph
+
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.encoder_with_heads import EncoderWithHeads
 
@@ -96,6 +98,7 @@ class AlbertClassifier(EncoderWithHeads):
     features = self.dropout(features, training=training)
     return tf.cast(self.classifier(features), tf.float32)
 
+  @no_autograph
   def call(self, inputs, training=None):
     return {"logits": self.logits(inputs, training=training)}
 

@@ -4,6 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.modeling import tokenwise
+from official.modeling.no_autograph import no_autograph
 
 
 class FactorizedEmbedding(tf_keras.layers.Layer):
@@ -91,6 +92,7 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
     self.type_embeddings = table("type_embeddings", self.type_vocab_size)
     super().build(input_shape)
 
+  @no_autograph
   def call(self, input_word_ids, input_type_ids, training=None):
     seq_length = input_word_ids.shape[1]
     if seq_length is not None and seq_length > self.max_position_embeddings:

@@ -5,6 +5,8 @@ from typing import Dict
 import tensorflow as tf
 import tf_keras
 
+from official.modeling.no_autograph import no_autograph
+
 from albert.modeling.config import AlbertConfig
 from albert.modeling.embedding import FactorizedEmbedding
 from albert.modeling.shared_transformer_block import SharedTransformerBlock
@@ -118,6 +120,7 @@ class AlbertEncoder(tf_keras.Model):
         "input_type_ids": zeros,
     }
 
+  @no_autograph
   def call(self, inputs, training=None, output_positions=None):
     word_ids = tf.cast(inputs["input_word_ids"], tf.int32)
     mask = tf.cast(inputs["input_mask"], tf.int32)

@@ -8,6 +8,7 @@ from official.modeling import tokenwise
 from official.modeling.fusion import residual_layer_norm
 
 from official.modeling import activations
+from official.modeling.no_autograph import no_autograph
 
 
 class FeedForwardBlock(tf_keras.layers.Layer):
@@ -66,6 +67,7 @@ class FeedForwardBlock(tf_keras.layers.Layer):
         axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32, name="layer_norm"
     )
 
+  @no_autograph
   def call(self, x, training=None):
     if (
         fusion.enabled()

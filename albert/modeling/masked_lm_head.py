@@ -4,6 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.modeling import activations
+from official.modeling.no_autograph import no_autograph
 
 
 class MaskedLMHead(tf_keras.layers.Layer):
@@ -66,6 +67,7 @@ class MaskedLMHead(tf_keras.layers.Layer):
     )
     super().build(input_shape)
 
+  @no_autograph
   def call(self, sequence_output, masked_lm_positions=None):
     x = sequence_output
     if masked_lm_positions is not None:

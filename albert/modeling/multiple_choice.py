@@ -7,6 +7,8 @@ scores of an example's options compared with a softmax.
 
 import tensorflow as tf
 
+from official.modeling.no_autograph import no_autograph
+
 from albert.modeling.classifier import AlbertClassifier
 
 _INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -48,6 +50,7 @@ class AlbertMultipleChoice(AlbertClassifier):
   def dummy_inputs(self):
     return {k: v[:, tf.newaxis] for k, v in self.encoder.dummy_inputs().items()}
 
+  @no_autograph
   def call(self, inputs, training=None):
     shape = tf.shape(inputs["input_word_ids"])  # [B, K, T]
     flat = {

@@ -17,6 +17,7 @@ module (torch's `F.normalize`) does.
 
 import tensorflow as tf
 import tf_keras
+from official.modeling.no_autograph import no_autograph
 
 MODES = ("mean", "cls", "max", "mean_sqrt_len")
 
@@ -71,6 +72,7 @@ class SentencePooling(tf_keras.layers.Layer):
     self.mode = mode
     self.normalize = normalize
 
+  @no_autograph
   def call(self, sequence_output, input_mask):
     return pool(sequence_output, input_mask, self.mode, self.normalize)
 

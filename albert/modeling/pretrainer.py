@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from official.modeling.no_autograph import no_autograph
+
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.encoder_with_heads import EncoderWithHeads
 from albert.modeling.masked_lm_head import MaskedLMHead
@@ -64,6 +66,7 @@ class AlbertPretrainer(EncoderWithHeads):
         initializer_range=config.initializer_range, name="sentence_order"
     )
 
+  @no_autograph
   def call(self, inputs, training=None):
     outputs = self.encoder(
         inputs,

@@ -12,6 +12,8 @@ from typing import Dict
 
 import tensorflow as tf
 
+from official.modeling.no_autograph import no_autograph
+
 from albert.modeling.encoder_with_heads import EncoderWithHeads
 from albert.modeling.pooling import SentencePooling
 
@@ -83,6 +85,7 @@ class AlbertSentenceEmbedder(EncoderWithHeads):
     )
     return self.pooling(outputs["sequence_output"], inputs["input_mask"])
 
+  @no_autograph
   def call(self, inputs, training=None):
     if "input_word_ids" in inputs:
       return {"embedding": self.embed(inputs, training)}

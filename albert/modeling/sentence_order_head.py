@@ -3,6 +3,8 @@
 import tensorflow as tf
 import tf_keras
 
+from official.modeling.no_autograph import no_autograph
+
 
 class SentenceOrderHead(tf_keras.layers.Layer):
   """Logits for "segments in order" (0) vs "swapped" (1) from the pooled output.
@@ -31,6 +33,7 @@ class SentenceOrderHead(tf_keras.layers.Layer):
         name="dense",
     )
 
+  @no_autograph
   def call(self, pooled_output):
     return tf.cast(self.dense(pooled_output), tf.float32)  # [B, H] -> [B, 2]
 

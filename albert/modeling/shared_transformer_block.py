@@ -5,6 +5,7 @@ from typing import List, Tuple
 import tf_keras
 
 from official.modeling import recompute
+from official.modeling.no_autograph import no_autograph
 
 from albert.modeling import config as config_lib
 from albert.modeling.attention import AttentionBlock
@@ -154,6 +155,7 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
         attention_dropout_rate=self.attention_dropout_rate,
     )
 
+  @no_autograph
   def call(
       self, x, attention_mask, training=None, query_positions=None
   ) -> List:

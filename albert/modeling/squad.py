@@ -4,6 +4,8 @@ from typing import Dict
 
 import tensorflow as tf
 
+from official.modeling.no_autograph import no_autograph
+
 from albert.modeling.encoder import AlbertEncoder
 from albert.modeling.encoder_with_heads import EncoderWithHeads
 from albert.modeling.squad_heads import ConditionalSpanHead, SpanHead
@@ -85,6 +87,7 @@ class AlbertSquadModel(EncoderWithHeads):
     inputs["paragraph_mask"] = tf.ones_like(inputs["input_mask"])
     return inputs
 
+  @no_autograph
   def call(self, inputs, training=None):
     sequence = self.encoder(inputs, training=self.encoder_training(training))[
         "sequence_output"

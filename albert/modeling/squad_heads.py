@@ -19,6 +19,7 @@ from typing import Dict, Optional
 
 import tensorflow as tf
 import tf_keras
+from official.modeling.no_autograph import no_autograph
 
 NEG_INF = -1e30  # The original's mask value (float32 logits).
 
@@ -81,6 +82,7 @@ class SpanHead(tf_keras.layers.Layer):
     self.mask_context = mask_context
     self.dense = _dense(2, initializer_range, "dense")
 
+  @no_autograph
   def call(self, sequence_output, paragraph_mask):
     logits = self.dense(sequence_output)  # [B, T, H] -> [B, T, 2]
     start, end = logits[..., 0], logits[..., 1]  # [B, T] each
@@ -179,6 +181,7 @@ class ConditionalSpanHead(tf_keras.layers.Layer):
     logits = tf.squeeze(self.end_dense_1(h), -1)  # [B, K, T]
     return mask_logits(logits, allowed[:, tf.newaxis])
 
+  @no_autograph
   def call(
       self,
       sequence_output,

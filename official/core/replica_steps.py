@@ -65,14 +65,19 @@ class ReplicaSteps:
     self.train_metrics, self.eval_metrics = metrics
     self.totals = totals
     self.whole_step_xla = config.jit_compile and replicas == 1 and not tpu
+    # The model, its loss and metrics are graph code as written: AutoGraph
+    # (official/modeling/no_autograph.py) only rewrites `_train`, whose
+    # accumulation loop is a Python `for` over `tf.range`.
     self._grad_fn = tf.function(
         self._micro_batch_gradients,
         jit_compile=config.jit_compile and not self.whole_step_xla,
+        autograph=False,
     )
-    self.train, self.eval = self._train, self._eval
+    self.train = self._train
+    self.eval = tf.autograph.experimental.do_not_convert(self._eval)
     if self.whole_step_xla:
       self.train = tf.function(self._train, jit_compile=True)
-      self.eval = tf.function(self._eval, jit_compile=True)
+      self.eval = tf.function(self._eval, jit_compile=True, autograph=False)
 
   def _scales_loss(self) -> bool:
     return isinstance(

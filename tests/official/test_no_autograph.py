@@ -1,0 +1,84 @@
+"""official.modeling.no_autograph: a marked `call` is traced as written, Keras
+still reads its signature, and every layer of albert.modeling is marked."""
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+import tensorflow as tf
+import tf_keras
+
+import albert.modeling
+from official.modeling.no_autograph import no_autograph
+
+
+class _PythonIf(tf_keras.layers.Layer):
+  """A call that needs AutoGraph: a Python `if` on a tensor."""
+
+  def call(self, x):
+    if tf.reduce_sum(x) > 0:
+      return x
+    return -x
+
+
+class _MarkedPythonIf(_PythonIf):
+  call = no_autograph(_PythonIf.call)
+
+
+class _TakesTraining(tf_keras.layers.Layer):
+
+  @no_autograph
+  def call(self, x, training=None):
+    return x + (1.0 if training else 0.0)
+
+
+class _NoTraining(tf_keras.layers.Layer):
+
+  @no_autograph
+  def call(self, x):
+    return x * 2.0
+
+
+def test_a_marked_call_is_not_rewritten():
+  x = tf.constant([-1.0, -2.0])
+  # Unmarked, AutoGraph turns the `if` into a tf.cond.
+  assert tf.function(_PythonIf())(x).numpy().tolist() == [1.0, 2.0]
+  # Marked, the `if` meets a symbolic tensor as written.
+  with pytest.raises(TypeError, match="tf.Tensor"):
+    tf.function(_MarkedPythonIf())(x)
+  # Eagerly it is plain Python either way.
+  assert _MarkedPythonIf()(x).numpy().tolist() == [1.0, 2.0]
+
+
+def test_keras_reads_the_marked_signature():
+  x = tf.constant([1.0])
+  outer = tf_keras.Sequential([_TakesTraining(), _NoTraining()])
+  # `training` reaches the call that takes it, and only that one (a call
+  # without the argument would fail if Keras passed it).
+  assert outer(x, training=True).numpy().tolist() == [4.0]
+  assert outer(x, training=False).numpy().tolist() == [2.0]
+  assert "training" in inspect.signature(_TakesTraining.call).parameters
+
+
+def _layer_classes():
+  for info in pkgutil.iter_modules(albert.modeling.__path__):
+    module = importlib.import_module(f"albert.modeling.{info.name}")
+    for _, cls in inspect.getmembers(module, inspect.isclass):
+      if (
+          issubclass(cls, tf_keras.layers.Layer)
+          and cls.__module__ == module.__name__
+          and "call" in vars(cls)
+      ):
+        yield cls
+
+
+def test_every_albert_layer_call_is_marked():
+  classes = list(_layer_classes())
+  assert len(classes) >= 15, classes
+  unmarked = [
+      c.__qualname__
+      for c in classes
+      if not getattr(vars(c)["call"], "no_autograph", False)
+  ]
+  assert not unmarked, unmarked
