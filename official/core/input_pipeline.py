@@ -196,4 +196,9 @@ def distributed_dataset(
     )
 
   options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
-  return strategy.distribute_datasets_from_function(dataset_fn, options)
+  # The tasks' parse and batch functions are graph code as written: tf.data
+  # traces them without AutoGraph's rewriting (official/modeling/
+  # no_autograph.py says why).
+  return strategy.distribute_datasets_from_function(
+      tf.autograph.experimental.do_not_convert(dataset_fn), options
+  )
