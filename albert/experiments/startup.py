@@ -97,7 +97,11 @@ def _run_once(source, demo, vocab_size, work):
     raise SystemExit(f"startup: the run in {source} failed: {last}")
   line = [l for l in run.stderr.splitlines() if l.startswith("AUTOGRAPH ")][-1]
   autograph = json.loads(line[len("AUTOGRAPH ") :])
-  return {"wall_s": seconds, "autograph_s": autograph["seconds"]}
+  return {
+      "wall_s": seconds,
+      "autograph_s": autograph["seconds"],
+      "converted": autograph["functions"],
+  }
 
 
 def main(argv):
@@ -112,6 +116,12 @@ def main(argv):
   with open(settings_file, encoding="utf-8") as f:
     vocab_size = json.load(f)["vocab_size"]
   sources = SOURCES.value
+  for source in sources:
+    if not os.path.isfile(os.path.join(source, "albert", "run_pretraining.py")):
+      raise SystemExit(
+          f"startup: --source={source} is not a checkout of this repository "
+          "(no albert/run_pretraining.py in it); give its root directory"
+      )
   times = {s: [] for s in sources}
   with tempfile.TemporaryDirectory(prefix="startup-") as work:
     for r in range(ROUNDS.value):
@@ -120,8 +130,9 @@ def main(argv):
         times[source].append(result)
         wall, autograph = result["wall_s"], result["autograph_s"]
         print(
-            f"round {r + 1}/{ROUNDS.value} {source}: "
-            f"{wall:.2f} s, AutoGraph {autograph:.2f} s",
+            f"round {r + 1}/{ROUNDS.value} {source}: {wall:.2f} s, "
+            f"AutoGraph {autograph:.2f} s ({result['converted']} functions "
+            "rewritten)",
             flush=True,
         )
   base = times[sources[0]]
