@@ -271,7 +271,7 @@ def _block_gflops(products, dtype) -> float:
     b = tf.random.normal([n, k] if tb else [k, n], stddev=k**-0.5)
     operands.append((tf.cast(a, dtype), tf.cast(b, dtype), ta, tb))
 
-  @tf.function
+  @tf.function(autograph=False)
   def block():
     total = tf.zeros([], tf.float32)
     for a, b, ta, tb in operands:  # read, so none is pruned
@@ -304,7 +304,7 @@ def serve_matmul(s: TrainBenchmark, precision: str) -> None:
   b = tf.cast(tf.random.normal([k, n], stddev=k**-0.5), dtype)
   reps = 8
 
-  @tf.function
+  @tf.function(autograph=False)
   def chain(x):
     total = tf.zeros([], tf.float32)
     for _ in range(reps):  # independent products, read so none is pruned

@@ -1,7 +1,9 @@
-r"""What a short pretraining run pays before its steps: fresh processes of
-`albert.run_pretraining` (gin/tiny.gin at seq 64, 4 steps, one evaluation)
-on the `make demo` examples, timed whole and for AutoGraph's rewriting of
-Python functions (TensorFlow's private `autograph.impl.api._convert_actual`,
+r"""What a short run pays before its work: fresh processes of
+`albert.run_pretraining` (`--command=pretraining`: gin/tiny.gin at seq 64, 4
+steps, one evaluation, on the `make demo` examples) or `albert.run_export`
+(`--command=export`: the `make demo` model's three SavedModels, as `make
+demo` writes them), timed whole and for AutoGraph's rewriting of Python
+functions (TensorFlow's private `autograph.impl.api._convert_actual`,
 wrapped in the child; the driver stops with one line if that is gone).
 
 Each `--source` is a checkout whose `albert` and `official` the runs import
@@ -13,7 +15,7 @@ docs/performance.md, "Start-up: AutoGraph", reports a run of:
   make demo
   git worktree add /tmp/before <commit>
   .venv/bin/python -m albert.experiments.startup --demo_dir=demo_out \
-      --source=/tmp/before --source=. --rounds=5
+      --source=/tmp/before --source=. --rounds=5 [--command=export]
 """
 
 import json
@@ -32,8 +34,11 @@ SOURCES = flags.DEFINE_multi_string(
     "source", ["."], "Checkouts to time, in turn (the first is the baseline)."
 )
 ROUNDS = flags.DEFINE_integer("rounds", 5, "Runs per source.")
+COMMAND = flags.DEFINE_enum(
+    "command", "pretraining", ["pretraining", "export"], "What each run does."
+)
 
-# The child: time AutoGraph's conversions, then become run_pretraining.
+# The child: time AutoGraph's conversions, then become the module argv[1].
 _CHILD = r"""
 import atexit, json, runpy, sys, time
 try:
@@ -52,12 +57,24 @@ def timed(entity, program_ctx):
 api._convert_actual = timed
 atexit.register(lambda: print("AUTOGRAPH " + json.dumps(
     {"seconds": spent[0], "functions": spent[1]}), file=sys.stderr))
-sys.argv = ["run_pretraining"] + sys.argv[1:]
-runpy.run_module("albert.run_pretraining", run_name="__main__")
+module = sys.argv[1]
+sys.argv = [module] + sys.argv[2:]
+runpy.run_module(module, run_name="__main__")
 """
 
 
 def _args(demo, model_dir, vocab_size):
+  """The child's module and flags."""
+  if COMMAND.value == "export":
+    with open(os.path.join(demo, "settings.json"), encoding="utf-8") as f:
+      seq_length = json.load(f)["seq_length"]
+    return [
+        "albert.run_export",
+        f"--model_dir={demo}/model",
+        f"--spm_model_file={demo}/spm.model",
+        f"--export_dir={model_dir}/export",
+        f"--seq_length={seq_length}",
+    ]
   params = [
       f"PretrainTask.train_file_pattern='{demo}/data/train.tfrecord'",
       f"PretrainTask.eval_file_pattern='{demo}/data/eval.tfrecord'",
@@ -68,6 +85,7 @@ def _args(demo, model_dir, vocab_size):
       "TrainerConfig.eval_steps=2",
   ]
   return [
+      "albert.run_pretraining",
       "--gin_file=gin/tiny.gin",
       "--gin_file=gin/demo.gin",
       f"--model_dir={model_dir}",

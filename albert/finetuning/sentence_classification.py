@@ -187,10 +187,12 @@ class GlueServingModule(export_base.ExportModule):
     self.windows = windows
     self.aggregation = aggregation
     self._serve = tf.function(
-        self._outputs, input_signature=text_signature(input_names, pair)
+        self._outputs,
+        input_signature=text_signature(input_names, pair),
+        autograph=False,
     )
     self._serve_examples = tf.function(
-        self._example_outputs, input_signature=[_TEXT]
+        self._example_outputs, input_signature=[_TEXT], autograph=False
     )
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:

@@ -66,7 +66,9 @@ class Embedder:
     limit = encoder.config.max_position_embeddings
     self.max_seq_length = min(max_seq_length or limit, limit)
     self.dim = encoder.config.hidden_size
-    self._call = tf.function(self._vectors, reduce_retracing=True)
+    self._call = tf.function(
+        self._vectors, reduce_retracing=True, autograph=False
+    )
 
   @classmethod
   def from_model_dir(

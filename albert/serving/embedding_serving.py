@@ -111,11 +111,11 @@ class EmbeddingServingModule(export_base.ExportModule):
         "truncated": tokens.row_lengths() > room,
     }
 
-  @tf.function(input_signature=[_TEXT])
+  @tf.function(input_signature=[_TEXT], autograph=False)
   def embed(self, text):
     return self._embed(text)
 
-  @tf.function(input_signature=[_TEXT, _TEXT])
+  @tf.function(input_signature=[_TEXT, _TEXT], autograph=False)
   def similarity(self, first, second):
     self.preprocessor.check_same_batch(first=first, second=second)
     # One encoder call for both batches (padded to the longest of both).

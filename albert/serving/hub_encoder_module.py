@@ -73,7 +73,7 @@ class HubEncoderModule(export_base.ExportModule):
     )
     if self.vocab_file is not None:  # a model without a tokenizer has none
       self.tokenization_info = tf.function(
-          self._tokenization_info, input_signature=[]
+          self._tokenization_info, input_signature=[], autograph=False
       )
     encoder = pretrainer.encoder
     self.variables = list(encoder.variables)
@@ -91,7 +91,7 @@ class HubEncoderModule(export_base.ExportModule):
         for training in (False, True)
     )
     self._local = export_base.Untracked(run=run)
-    self.__call__ = tf.function(self._reusable_call)
+    self.__call__ = tf.function(self._reusable_call, autograph=False)
     self.mlm = _MaskedLm(pretrainer, run)
     for training in (False, True):
       self.__call__.get_concrete_function(_INPUTS, training=training)
@@ -108,7 +108,7 @@ class HubEncoderModule(export_base.ExportModule):
         }
     )
 
-  @tf.function(input_signature=[_IDS, _IDS, _IDS])
+  @tf.function(input_signature=[_IDS, _IDS, _IDS], autograph=False)
   def encode(self, input_word_ids, input_mask, input_type_ids):
     outputs = self._outputs(input_word_ids, input_mask, input_type_ids)
     return {
@@ -118,7 +118,7 @@ class HubEncoderModule(export_base.ExportModule):
         "stacked_encoder_outputs": tf.stack(outputs["encoder_outputs"], axis=0),
     }
 
-  @tf.function(input_signature=[_IDS, _IDS, _IDS, _IDS])
+  @tf.function(input_signature=[_IDS, _IDS, _IDS, _IDS], autograph=False)
   def mlm_signature(
       self, input_word_ids, input_mask, input_type_ids, masked_lm_positions
   ):
@@ -148,7 +148,7 @@ class HubEncoderModule(export_base.ExportModule):
     }
     return {features.RECORD_TO_MODEL[k]: v for k, v in named.items()}
 
-  @tf.function(input_signature=[_IDS, _IDS, _IDS])
+  @tf.function(input_signature=[_IDS, _IDS, _IDS], autograph=False)
   def tokens(self, input_ids, input_mask, segment_ids):
     outputs = self._outputs(
         **self._original_inputs(input_ids, input_mask, segment_ids)
@@ -158,7 +158,7 @@ class HubEncoderModule(export_base.ExportModule):
         "sequence_output": outputs["sequence_output"],
     }
 
-  @tf.function(input_signature=[_IDS, _IDS, _IDS])
+  @tf.function(input_signature=[_IDS, _IDS, _IDS], autograph=False)
   def sop(self, input_ids, input_mask, segment_ids):
     outputs = self._outputs(
         **self._original_inputs(input_ids, input_mask, segment_ids)
@@ -212,7 +212,7 @@ class _MaskedLm(export_base.ExportModule):
     super().__init__(pretrainer, name="mlm")
     # The parent's, indexed by `training`.
     self._local = export_base.Untracked(run=run_encoder)
-    self.__call__ = tf.function(self._call)
+    self.__call__ = tf.function(self._call, autograph=False)
     inputs = dict(_INPUTS, masked_lm_positions=_IDS)
     for training in (False, True):
       self.__call__.get_concrete_function(inputs, training=training)

@@ -45,7 +45,7 @@ class HubPreprocessingModule(tf.Module):
     self.tokenize = _Tokenize(preprocessor)
     # Flat pieces [B, (tokens)], as before the word grouping.
     self.tokenize_text = preprocessor.tokenize_text
-    self.bert_pack_inputs = tf.function(self._bert_pack_inputs)
+    self.bert_pack_inputs = tf.function(self._bert_pack_inputs, autograph=False)
     # Traced now, so that the SavedModel serves every supported input form.
     for ragged_rank in (1, 2):
       shape = [None] * (ragged_rank + 1)
@@ -97,6 +97,7 @@ class _Tokenize(tf.Module):
     self.__call__ = tf.function(
         self._word_pieces,
         input_signature=[tf.TensorSpec([None], tf.string)],
+        autograph=False,
     )
 
   def _word_pieces(self, text: tf.Tensor) -> tf.RaggedTensor:
@@ -120,7 +121,7 @@ class _Tokenize(tf.Module):
         words, words_per_text, validate=False
     )
 
-  @tf.function(input_signature=[])
+  @tf.function(input_signature=[], autograph=False)
   def get_special_tokens_dict(self) -> Dict[str, tf.Tensor]:
     """The ids `bert_pack_inputs` and masked-LM callers need, as TF Hub's
     BERT preprocessors give them."""

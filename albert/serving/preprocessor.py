@@ -202,17 +202,23 @@ class Preprocessor(tf.Module):
       segments.append(self.tokenize(second))
     return self.pack(segments)
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  @tf.function(
+      input_signature=[tf.TensorSpec([None], tf.string)], autograph=False
+  )
   def preprocess(self, text):
     """Signature `serving_default`: one segment per example."""
     return self(text)
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
+  @tf.function(
+      input_signature=[tf.TensorSpec([None], tf.string)] * 2, autograph=False
+  )
   def preprocess_pair(self, first, second):
     """Signature `pair`: two segments per example."""
     return self(first, second)
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  @tf.function(
+      input_signature=[tf.TensorSpec([None], tf.string)], autograph=False
+  )
   def tokenize_text(self, text):
     """Ragged token ids (a SavedModel function, not a signature)."""
     return self.tokenize(text)

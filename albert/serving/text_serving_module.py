@@ -65,7 +65,7 @@ class TextServingModule(embedding_serving.EmbeddingServingModule):
         else embedding_serving.encoder_function(pretrainer.encoder, xla)
     )
 
-  @tf.function(input_signature=[_TEXT])
+  @tf.function(input_signature=[_TEXT], autograph=False)
   def serve(self, text):
     inputs = self.preprocessor(text)
     outputs = self._encode(inputs)
@@ -75,7 +75,7 @@ class TextServingModule(embedding_serving.EmbeddingServingModule):
         "input_mask": inputs["input_mask"],
     }
 
-  @tf.function(input_signature=[_TEXT])
+  @tf.function(input_signature=[_TEXT], autograph=False)
   def fill_mask(self, text):
     p = self.preprocessor
     inputs = p.pack([p.tokenize_with_masks(text)])
@@ -102,7 +102,7 @@ class TextServingModule(embedding_serving.EmbeddingServingModule):
         "mask_positions": tf.where(keep[..., 0], positions, -1),
     }
 
-  @tf.function(input_signature=[_TEXT, _TEXT])
+  @tf.function(input_signature=[_TEXT, _TEXT], autograph=False)
   def sentence_order(self, first, second):
     inputs = self.preprocessor(first, second)
     outputs = self._encode(inputs)

@@ -40,6 +40,7 @@ class _Signature(export_base.ExportModule):
         input_signature=[
             tf.TensorSpec(spec.shape, tf.int32, name=n) for n in _INPUTS
         ],
+        autograph=False,
     )
 
   def _serve(self, input_word_ids, input_mask, input_type_ids):

@@ -264,7 +264,7 @@ class SignalWatch:
         # Any worker signalled: the sum of the flags (ReduceOp has no MAX).
         return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, None)
 
-      self._agree = tf.function(agree)
+      self._agree = tf.function(agree, autograph=False)
     return bool(self._agree(tf.constant(int(flag), tf.int32)).numpy() > 0)
 
   def stop_message(self, step: int, checkpoint: Optional[str]) -> str:

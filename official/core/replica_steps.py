@@ -76,7 +76,7 @@ class ReplicaSteps:
     self.train = self._train
     self.eval = tf.autograph.experimental.do_not_convert(self._eval)
     if self.whole_step_xla:
-      self.train = tf.function(self._train, jit_compile=True)
+      self.train = tf.function(self._train, jit_compile=True, autograph=True)
       self.eval = tf.function(self._eval, jit_compile=True, autograph=False)
 
   def _scales_loss(self) -> bool:

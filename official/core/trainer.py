@@ -146,8 +146,10 @@ class Trainer:
         config.preemption_grace_seconds, time_left=self._clock.time_left
     )
     self._first_nonfinite = None  # of the last loop, on this worker
-    self._train_loop = tf.function(self._train_loop_fn)
-    self._eval_loop = tf.function(self._eval_loop_fn)
+    # The loops are Python `for` over `tf.range`: AutoGraph makes them
+    # tf.while_loops (everything they call is traced as written).
+    self._train_loop = tf.function(self._train_loop_fn, autograph=True)
+    self._eval_loop = tf.function(self._eval_loop_fn, autograph=True)
     self._summaries = Summaries(model_dir, enabled=self.is_chief)
     self._committed = False
     self._config_files = {}

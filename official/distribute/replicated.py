@@ -57,9 +57,11 @@ class Replicated:
     `owner` (e.g. the model `fn` calls)."""
     if owner not in self._steps:
       strategy = self.strategy
-      replica_fn = tf.function(fn, jit_compile=self.jit_compile)
+      replica_fn = tf.function(
+          fn, jit_compile=self.jit_compile, autograph=False
+      )
 
-      @tf.function
+      @tf.function(autograph=False)
       def step(batch):
         outputs = strategy_lib.run(strategy, replica_fn, (batch,))
         return tf.nest.map_structure(

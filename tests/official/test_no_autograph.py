@@ -1,8 +1,11 @@
 """official.modeling.no_autograph: a marked `call` is traced as written, Keras
-still reads its signature, and every layer of albert.modeling is marked."""
+still reads its signature, every layer of albert.modeling is marked, and every
+`tf.function` of the packages says whether AutoGraph rewrites it."""
 
+import ast
 import importlib
 import inspect
+import os
 import pkgutil
 
 import pytest
@@ -82,3 +85,53 @@ def test_every_albert_layer_call_is_marked():
       if not getattr(vars(c)["call"], "no_autograph", False)
   ]
   assert not unmarked, unmarked
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+
+
+def _function_sites():
+  """(file:line, the `autograph` argument's source or None) of every
+  `tf.function` call or decorator in albert/, official/ and tools/."""
+  for package in ("albert", "official", "tools"):
+    for folder, _, files in os.walk(os.path.join(_ROOT, package)):
+      for name in sorted(files):
+        if not name.endswith(".py"):
+          continue
+        path = os.path.join(folder, name)
+        with open(path, encoding="utf-8") as f:
+          tree = ast.parse(f.read(), path)
+        where = os.path.relpath(path, _ROOT)
+        nodes = list(ast.walk(tree))
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        for node in nodes:
+          if isinstance(node, ast.Call):
+            target, keywords = node.func, node.keywords
+          elif isinstance(node, ast.Attribute) and id(node) not in called:
+            target, keywords = node, ()  # a bare decorator, or a reference
+          else:
+            continue
+          if ast.unparse(target) != "tf.function":
+            continue
+          chosen = [
+              ast.unparse(k.value) for k in keywords if k.arg == "autograph"
+          ]
+          yield f"{where}:{node.lineno}", (chosen[0] if chosen else None)
+
+
+def test_every_tf_function_chooses_autograph():
+  # AutoGraph's default rewrite of a function and all it calls costs seconds
+  # of every trace (docs/performance.md, "Start-up: AutoGraph"); only the
+  # trainer's loops over `tf.range` need it, and say so.
+  sites = dict(_function_sites())
+  assert len(sites) >= 30, sites
+  unchosen = sorted(s for s, chosen in sites.items() if chosen is None)
+  assert not unchosen, unchosen
+  rewritten = sorted(
+      s.split(":")[0] for s, chosen in sites.items() if chosen == "True"
+  )
+  assert rewritten == [
+      "official/core/replica_steps.py",
+      "official/core/trainer.py",
+      "official/core/trainer.py",
+  ], rewritten

@@ -27,7 +27,7 @@ def main(argv):
     return outputs["pooled_output"], outputs["sequence_output"]
 
   if mode == "xla":
-    call = tf.function(call, jit_compile=True)
+    call = tf.function(call, jit_compile=True, autograph=False)
 
   def run():
     for t in call(inputs):

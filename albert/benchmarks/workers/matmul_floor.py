@@ -76,7 +76,8 @@ def main(argv):
   # The floor is whichever of TF's kernels or XLA runs the products faster
   # (TF at large shapes; XLA when per-op overhead dominates).
   compiled = {
-      xla: tf.function(products, jit_compile=xla) for xla in (False, True)
+      xla: tf.function(products, jit_compile=xla, autograph=False)
+      for xla in (False, True)
   }
   xla = median_seconds(compiled[True], inputs[1]) < median_seconds(
       compiled[False], inputs[1]

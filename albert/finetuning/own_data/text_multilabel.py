@@ -347,7 +347,9 @@ class MultiLabelServingModule(export_base.ExportModule):
     self.labels = tf.constant(list(labels))
     self.thresholds = tf.constant(np.asarray(thresholds, np.float32))
     self._serve = tf.function(
-        self._outputs, input_signature=text_signature(input_names, pair)
+        self._outputs,
+        input_signature=text_signature(input_names, pair),
+        autograph=False,
     )
 
   def _outputs(self, text_a, text_b=None) -> Dict[str, tf.Tensor]:

@@ -52,6 +52,7 @@ class TokenClassificationServingModule(export_base.ExportModule):
     self._serve = tf.function(
         self._outputs,
         input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+        autograph=False,
     )
 
   def _outputs(self, text) -> Dict[str, tf.Tensor]:

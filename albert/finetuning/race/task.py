@@ -191,7 +191,8 @@ class RaceServingModule(export_base.ExportModule):
           _TEXT,
           _TEXT,
           tf.TensorSpec([None, NUM_OPTIONS], tf.string),
-      ]
+      ],
+      autograph=False,
   )
   def serve(self, article, question, options):
     inputs = self._pack_options(article, question, options)

@@ -208,7 +208,7 @@ class SquadServingModule(export_base.ExportModule):
     pick = lambda x: tf.gather(x, best, batch_dims=1)
     return pick(starts), pick(ends), pick(scores), found
 
-  @tf.function(input_signature=[_TEXT, _TEXT])
+  @tf.function(input_signature=[_TEXT, _TEXT], autograph=False)
   def serve(self, question, context):
     self.preprocessor.check_same_batch(question=question, context=context)
     # The answer is the context's own characters: the same valid text.
