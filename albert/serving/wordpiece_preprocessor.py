@@ -26,6 +26,14 @@ from albert.text import tokenizers
 from albert.text import wordpiece
 
 
+def _is_dropped(c: str) -> bool:
+  return ord(c) in (0, 0xFFFD) or wordpiece._is_control(c)
+
+
+def _is_split(c: str) -> bool:
+  return wordpiece._is_punctuation(c) or wordpiece.is_cjk(c)
+
+
 class WordPiecePreprocessor(Preprocessor):
   """Tokenises text with a WordPiece vocabulary and packs it.
 
@@ -77,13 +85,9 @@ class WordPiecePreprocessor(Preprocessor):
     self.vocab_size = python.vocab_size
     self.is_word_start = tf.constant(python.is_word_start, tf.bool)  # [V]
     self.pieces = tf.constant(python.pieces)  # string [V]
-    self._drop = _code_point_class(
-        lambda c: ord(c) in (0, 0xFFFD) or wordpiece._is_control(c)
-    )
+    self._drop = _code_point_class(_is_dropped)
     self._space = _code_point_class(wordpiece._is_whitespace)
-    split = _code_point_class(
-        lambda c: wordpiece._is_punctuation(c) or wordpiece.is_cjk(c)
-    )
+    split = _code_point_class(_is_split)
     self._delimiters = f"\\s+|{split}"
     self._kept = split
 
