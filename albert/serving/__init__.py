@@ -3,6 +3,8 @@
 Modules:
   preprocessor              AlbertPreprocessor: raw strings -> encoder inputs
                             (TF ops)
+  packing                   combine_segments: [CLS] A [SEP] B [SEP] from the
+                            row splits
   hub_preprocessing_module  HubPreprocessingModule: TF Hub's `tokenize` and
                             `bert_pack_inputs`
   hub_encoder_module        HubEncoderModule: the TF Hub-style encoder on token

@@ -37,12 +37,14 @@ class LoopTotals:
         aggregation=tf.VariableAggregation.SUM,
     )
 
+  @tf.autograph.experimental.do_not_convert
   def reset(self) -> None:
     """In a replica context, before a loop's first step."""
     self.loss.assign(0.0)
     self.nonfinite.assign(0.0)
     self.first_nonfinite.assign(float("inf"))
 
+  @tf.autograph.experimental.do_not_convert
   def add(self, loss: tf.Tensor, step: tf.Tensor) -> None:
     """In a replica context, after a step: its loss share and its number."""
     loss = tf.cast(loss, tf.float32)

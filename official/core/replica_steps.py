@@ -73,6 +73,12 @@ class ReplicaSteps:
         jit_compile=config.jit_compile and not self.whole_step_xla,
         autograph=False,
     )
+    # What `_train` calls besides `_grad_fn`, kept out of AutoGraph's
+    # recursive rewriting (Python branches on settings only).
+    plain = tf.autograph.experimental.do_not_convert
+    self._loss_totals = plain(task.loss_totals)
+    self._update_metrics = plain(task.update_metrics)
+    self._finish_step = plain(self._apply_gradients)
     self.train = self._train
     self.eval = tf.autograph.experimental.do_not_convert(self._eval)
     if self.whole_step_xla:
@@ -108,13 +114,13 @@ class ReplicaSteps:
     accumulation examples); its loss share goes to the loop's totals."""
     context = tf.distribute.get_replica_context()
     totals = context.all_reduce(
-        tf.distribute.ReduceOp.SUM, self.task.loss_totals(batch)
+        tf.distribute.ReduceOp.SUM, self._loss_totals(batch)
     )
     accumulation = self.config.gradient_accumulation_steps
     variables = self.model.trainable_variables
     if accumulation == 1:
       losses, grads, outputs = self._grad_fn(batch, totals)
-      self.task.update_metrics(self.train_metrics, outputs, batch, losses)
+      self._update_metrics(self.train_metrics, outputs, batch, losses)
       loss = losses["loss"]
     else:
       # [A x M, ...] -> [A, M, ...]: micro-batch i is a slice of static
@@ -128,11 +134,16 @@ class ReplicaSteps:
       for i in tf.range(accumulation):
         micro = {k: v[i] for k, v in micro_batches.items()}
         losses, micro_grads, outputs = self._grad_fn(micro, totals)
-        self.task.update_metrics(self.train_metrics, outputs, micro, losses)
+        self._update_metrics(self.train_metrics, outputs, micro, losses)
         grads = [a + g for a, g in zip(grads, micro_grads)]
         loss += losses["loss"]
+    self._finish_step(grads, loss)
+
+  def _apply_gradients(self, grads, loss):
+    """Unscales, clips and applies the summed gradients; adds the loss."""
     if self._scales_loss():
       grads = self.optimizer.get_unscaled_gradients(grads)
+    variables = self.model.trainable_variables
     clipped_update(self.optimizer, grads, variables, self.config.clip_norm)
     self.totals.add(loss, self.optimizer.iterations)
 

@@ -1,4 +1,4 @@
-"""albert.serving.preprocessor.combine_segments against TF-Text's own
+"""albert.serving.packing.combine_segments against TF-Text's own
 `combine_segments`, on random ragged batches, eagerly and traced."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert.serving.preprocessor import combine_segments
+from albert.serving.packing import combine_segments
 
 
 def _segments(rng, count, rows, dtype, splits):
