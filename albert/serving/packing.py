@@ -17,6 +17,13 @@ def combine_segments(
   concatenations trace about 540 ops (0.5 s) per call, and an export packs
   text in every signature.
   """
+  if not segments or any(
+      not isinstance(s, tf.RaggedTensor) or s.ragged_rank != 1 for s in segments
+  ):
+    raise ValueError(
+        "combine_segments takes one or more 2-D ragged segments [B, (n)]; "
+        "merge the inner dimensions of a [B, (words), (pieces)] one first"
+    )
   index = segments[0].row_splits.dtype  # the result's, as its input's
   splits = [tf.cast(s.row_splits, index) for s in segments]  # [B + 1]
   out_lengths = 1 + tf.add_n([p[1:] - p[:-1] + 1 for p in splits])  # [B]

@@ -117,7 +117,6 @@ class ReplicaSteps:
         tf.distribute.ReduceOp.SUM, self._loss_totals(batch)
     )
     accumulation = self.config.gradient_accumulation_steps
-    variables = self.model.trainable_variables
     if accumulation == 1:
       losses, grads, outputs = self._grad_fn(batch, totals)
       self._update_metrics(self.train_metrics, outputs, batch, losses)
@@ -129,7 +128,7 @@ class ReplicaSteps:
           k: split_batch(v, accumulation, self.micro_batch_size)
           for k, v in batch.items()
       }
-      grads = [tf.zeros_like(v) for v in variables]
+      grads = [tf.zeros_like(v) for v in self.model.trainable_variables]
       loss = tf.constant(0.0)
       for i in tf.range(accumulation):
         micro = {k: v[i] for k, v in micro_batches.items()}

@@ -45,3 +45,23 @@ def test_combine_segments_equals_tf_text(count, rows, dtype, splits):
     assert ids.row_splits.numpy().tolist() == (
         types.row_splits.numpy().tolist()
     )
+
+
+def test_segments_with_other_splits_dtypes_take_the_first_ones():
+  rng = np.random.default_rng(5)
+  (first,) = _segments(rng, 1, 4, tf.int32, tf.int32)
+  (second,) = _segments(rng, 1, 4, tf.int32, tf.int64)
+  ids, types = combine_segments([first, second], 1, 2)
+  want_ids, want_types = tf_text.combine_segments(
+      [first.with_row_splits_dtype(tf.int64), second], 1, 2
+  )
+  assert ids.row_splits.dtype == tf.int32
+  assert ids.to_list() == want_ids.to_list()
+  assert types.to_list() == want_types.to_list()
+
+
+def test_anything_but_2d_ragged_segments_is_refused():
+  words = tf.ragged.constant([[[3, 4], [5]], [[6]]])  # [B, (words), (pieces)]
+  for segments in ([], [words], [tf.constant([[3, 4]])]):
+    with pytest.raises(ValueError, match="2-D ragged"):
+      combine_segments(segments, 1, 2)
