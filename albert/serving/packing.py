@@ -26,7 +26,8 @@ def combine_segments(
     )
   index = segments[0].row_splits.dtype  # the result's, as its input's
   splits = [tf.cast(s.row_splits, index) for s in segments]  # [B + 1]
-  out_lengths = 1 + tf.add_n([p[1:] - p[:-1] + 1 for p in splits])  # [B]
+  lengths = [p[1:] - p[:-1] for p in splits]  # [B]
+  out_lengths = 1 + tf.add_n([n + 1 for n in lengths])  # [B]
   out_splits = tf.concat([tf.zeros([1], index), tf.cumsum(out_lengths)], 0)
   total = out_splits[-1]
   dtype = segments[0].dtype
@@ -34,13 +35,13 @@ def combine_segments(
   values = [tf.fill(tf.shape(out_lengths), tf.cast(start_id, dtype))]
   begin = out_splits[:-1] + 1  # [B]: where the k-th segment starts
   begins = []
-  for segment, p in zip(segments, splits):
+  for segment, p, n in zip(segments, splits, lengths):
     begins.append(begin)
     flat = tf.range(p[-1])  # the segment's values, in order
     row = tf.searchsorted(p[1:], flat, side="right", out_type=index)
     positions.append(tf.gather(begin - p[:-1], row) + flat)
     values.append(segment.flat_values)
-    begin = begin + (p[1:] - p[:-1]) + 1
+    begin = begin + n + 1
   ids = tf.tensor_scatter_nd_update(
       tf.fill([total], tf.cast(end_id, dtype)),  # the ends stay end_id
       tf.concat(positions, 0)[:, None],

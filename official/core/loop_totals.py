@@ -44,7 +44,6 @@ class LoopTotals:
     self.nonfinite.assign(0.0)
     self.first_nonfinite.assign(float("inf"))
 
-  @tf.autograph.experimental.do_not_convert
   def add(self, loss: tf.Tensor, step: tf.Tensor) -> None:
     """In a replica context, after a step: its loss share and its number."""
     loss = tf.cast(loss, tf.float32)

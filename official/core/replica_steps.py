@@ -80,7 +80,7 @@ class ReplicaSteps:
     self._update_metrics = plain(task.update_metrics)
     self._finish_step = plain(self._apply_gradients)
     self.train = self._train
-    self.eval = tf.autograph.experimental.do_not_convert(self._eval)
+    self.eval = plain(self._eval)
     if self.whole_step_xla:
       self.train = tf.function(self._train, jit_compile=True, autograph=True)
       self.eval = tf.function(self._eval, jit_compile=True, autograph=False)

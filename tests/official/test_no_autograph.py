@@ -5,7 +5,7 @@ still reads its signature, every layer of albert.modeling is marked, and every
 import ast
 import importlib
 import inspect
-import os
+import pathlib
 import pkgutil
 
 import pytest
@@ -14,6 +14,7 @@ import tf_keras
 
 import albert.modeling
 from official.modeling.no_autograph import no_autograph
+from tests import helpers
 
 
 class _PythonIf(tf_keras.layers.Layer):
@@ -87,36 +88,29 @@ def test_every_albert_layer_call_is_marked():
   assert not unmarked, unmarked
 
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
-
-
 def _function_sites():
   """(file:line, the `autograph` argument's source or None) of every
   `tf.function` call or decorator in albert/, official/ and tools/."""
+  root = pathlib.Path(helpers.REPO)
   for package in ("albert", "official", "tools"):
-    for folder, _, files in os.walk(os.path.join(_ROOT, package)):
-      for name in sorted(files):
-        if not name.endswith(".py"):
+    for path in sorted((root / package).rglob("*.py")):
+      tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+      where = str(path.relative_to(root))
+      nodes = list(ast.walk(tree))
+      called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+      for node in nodes:
+        if isinstance(node, ast.Call):
+          target, keywords = node.func, node.keywords
+        elif isinstance(node, ast.Attribute) and id(node) not in called:
+          target, keywords = node, ()  # a bare decorator, or a reference
+        else:
           continue
-        path = os.path.join(folder, name)
-        with open(path, encoding="utf-8") as f:
-          tree = ast.parse(f.read(), path)
-        where = os.path.relpath(path, _ROOT)
-        nodes = list(ast.walk(tree))
-        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
-        for node in nodes:
-          if isinstance(node, ast.Call):
-            target, keywords = node.func, node.keywords
-          elif isinstance(node, ast.Attribute) and id(node) not in called:
-            target, keywords = node, ()  # a bare decorator, or a reference
-          else:
-            continue
-          if ast.unparse(target) != "tf.function":
-            continue
-          chosen = [
-              ast.unparse(k.value) for k in keywords if k.arg == "autograph"
-          ]
-          yield f"{where}:{node.lineno}", (chosen[0] if chosen else None)
+        if ast.unparse(target) != "tf.function":
+          continue
+        chosen = [
+            ast.unparse(k.value) for k in keywords if k.arg == "autograph"
+        ]
+        yield f"{where}:{node.lineno}", (chosen[0] if chosen else None)
 
 
 def test_every_tf_function_chooses_autograph():
