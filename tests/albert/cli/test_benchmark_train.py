@@ -47,12 +47,17 @@ def test_bfloat16_with_trainer_bindings():
     assert report[key] > 0, key
   r = report["precisions"]["mixed_bfloat16"]
   assert report["best_variant"] == f"mixed_bfloat16/{r['best']}"
+  # The fractions follow from the rates; whether the step beats TF's own
+  # kernels depends on the CPU (CI's once ran XLA's float32 products at
+  # twice its emulated bfloat16 matmul), so the report explains it
+  # rather than the test bounding it.
   for rate in ("matmul", "block_matmul"):
-    assert r["achieved_gflops"] < r[f"{rate}_gflops"]
     assert math.isclose(
         r[f"fraction_of_{rate}_rate"],
         r["achieved_gflops"] / r[f"{rate}_gflops"],
     )
+  above = max(r["fraction_of_matmul_rate"], r["fraction_of_block_matmul_rate"])
+  assert ("rate_note" in r) == (above > 1)
   assert report["cpu"]["model"] and "bfloat16" in report["cpu_description"]
   # Both variants train the same model on the same batch: the same first loss.
   tf, xla = (
