@@ -125,6 +125,10 @@ def _log(message: str) -> None:
   print(f"benchmark_train: {message}", file=sys.stderr, flush=True)
 
 
+def _against_label(s: TrainBenchmark) -> str:
+  return " with " + " ".join(s.against_gin_params)
+
+
 def _against(s: TrainBenchmark) -> TrainBenchmark:
   """The settings of the variant that `against_gin_params` describes."""
   return dataclasses.replace(
@@ -132,23 +136,72 @@ def _against(s: TrainBenchmark) -> TrainBenchmark:
   )
 
 
-def _alone(s: TrainBenchmark, name: str, label: str = "") -> dict:
-  """Stage 1: one variant alone: warm-up, --steps timed steps, peak RSS."""
-  _log(f"running {name}{label} alone ...")
-  worker = turns.Worker(name, _worker_argv(s, name), env=_worker_env())
-  try:
-    seconds = [worker.time() for _ in range(s.steps)]
-  except turns.WorkerError:
-    worker.kill()
-    raise
-  final = worker.close()
-  median = statistics.median(seconds)
-  return dict(
-      worker.info,
-      **final,
-      seconds_per_step=median,
-      examples_per_s=s.batch_size / median,
-  )
+class _Stage1:
+  """Stage 1 of one precision: each variant alone in a fresh process.
+
+  The fastest variant of ours and the fastest peer stay up, idle, for
+  stage 2 (so no variant starts, loads and compiles twice); the others end
+  as soon as they are timed. At most three workers are resident at once.
+  A variant's peak RSS is its process's, read when the process ends.
+  """
+
+  def __init__(self, s: TrainBenchmark, precision: str):
+    self.s = s
+    self.precision = precision
+    self.results: Dict[str, dict] = {}
+    self.kept: Dict[str, turns.Worker] = {}
+
+  def run(self, impl: str, s: TrainBenchmark = None, label: str = "") -> dict:
+    """Times `impl` alone (under `s`, default the benchmark's) and keeps
+    its worker up; `release` ends it."""
+    s = s or self.s
+    name = f"{self.precision}/{impl}"
+    _log(f"running {name}{label} alone ...")
+    worker = turns.Worker(
+        name + label, _worker_argv(s, name), env=_worker_env()
+    )
+    try:
+      seconds = [worker.time() for _ in range(s.steps)]
+    except turns.WorkerError:
+      worker.kill()
+      raise
+    median = statistics.median(seconds)
+    key = impl + label
+    self.kept[key] = worker
+    self.results[key] = dict(
+        worker.info,
+        seconds_per_step=median,
+        examples_per_s=s.batch_size / median,
+    )
+    return self.results[key]
+
+  def fastest(self, impls: Sequence[str], keep: Sequence[str] = ()) -> str:
+    """Runs `impls` alone in turn; ends each but the fastest so far and
+    those in `keep`."""
+    best = None
+    for impl in impls:
+      self.run(impl)
+      if best is None or (
+          self.results[impl]["examples_per_s"]
+          > self.results[best]["examples_per_s"]
+      ):
+        best, loser = impl, best
+      else:
+        loser = impl
+      if loser is not None and loser not in keep:
+        self.release(loser)
+    return best
+
+  def release(self, key: str) -> None:
+    """Ends the worker of `key`; its last line (peak RSS) joins its result."""
+    worker = self.kept.pop(key, None)
+    if worker is not None:
+      self.results[key].update(worker.close())
+
+  def kill(self) -> None:
+    for worker in self.kept.values():
+      worker.kill()
+    self.kept.clear()
 
 
 def _worker_env():
@@ -157,25 +210,12 @@ def _worker_env():
   return env
 
 
-def _side_by_side(
-    s: TrainBenchmark, a: str, b: str, b_settings=None, b_label: str = ""
-) -> float:
-  """Stage 2: a and b (under `b_settings`, default `s`) take turns; median
-  per-round of time(b) / time(a)."""
-  _log(f"{a} and {b}{b_label} taking turns for {s.rounds} rounds ...")
-  workers = []
-  try:
-    for label, name, settings in (
-        (a, a, s),
-        (b + b_label, b, b_settings or s),
-    ):
-      argv = _worker_argv(settings, name)
-      workers.append(turns.Worker(label, argv, env=_worker_env()))
-    times = turns.take_turns(workers, s.rounds)
-  finally:
-    for w in workers:
-      w.kill()
-  return turns.paired_ratio(times, b + b_label, a)
+def _side_by_side(a: turns.Worker, b: turns.Worker, rounds: int) -> float:
+  """Stage 2: workers a and b take turns for `rounds` rounds; the median
+  per-round time(b) / time(a)."""
+  _log(f"{a.name} and {b.name} taking turns for {rounds} rounds ...")
+  times = turns.take_turns([a, b], rounds)
+  return turns.paired_ratio(times, b.name, a.name)
 
 
 def _torch_available() -> bool:
@@ -188,9 +228,59 @@ def _torch_available() -> bool:
   )
 
 
+def _measure_variants(s, precision, native, stage1, peers, flops_per_example):
+  """Stages 1 and 2 of `precision` in `stage1`'s workers: the speeds and
+  ratios (each variant's peak RSS comes when its worker ends)."""
+  out = {}
+  baseline = ("tf",) if s.against_gin_params else ()
+  best = out["best"] = stage1.fastest(s.ours, keep=baseline)
+  if s.against_gin_params:
+    label = _against_label(s)
+    stage1.run("tf", _against(s), label)
+    out["speed_vs_against"] = _side_by_side(
+        stage1.kept["tf"], stage1.kept["tf" + label], s.rounds
+    )
+    stage1.release("tf" + label)
+    if best != "tf":
+      stage1.release("tf")
+  if peers:
+    peer = out["fastest_peer"] = stage1.fastest(peers)
+    out["speed_vs_peer"] = _side_by_side(
+        stage1.kept[best], stage1.kept[peer], s.rounds
+    )
+    stage1.release(peer)
+  stage1.release(best)
+  matmul = turns.Worker(
+      "matmul", _worker_argv(s, f"{precision}/matmul"), env=_worker_env()
+  )
+  matmul.close()
+  out["matmul_gflops"] = matmul.info["matmul_gflops"]
+  out["block_matmul_gflops"] = matmul.info["block_matmul_gflops"]
+  out["achieved_gflops"] = (
+      stage1.results[best]["examples_per_s"] * flops_per_example / 1e9
+  )
+  for rate in ("matmul", "block_matmul"):
+    out[f"fraction_of_{rate}_rate"] = (
+        out["achieved_gflops"] / out[f"{rate}_gflops"]
+    )
+  if (
+      max(out["fraction_of_matmul_rate"], out["fraction_of_block_matmul_rate"])
+      > 1
+  ):
+    # The rates are TensorFlow's own kernels in this precision; a step
+    # that beats them computes its products some other way (XLA runs
+    # emulated bfloat16 / float16 products in float32, for one).
+    out["rate_note"] = (
+        f"{best} outruns TensorFlow's {precision} matmul kernels on this "
+        f"CPU (native {precision}: {'yes' if native else 'no'}): its "
+        "products do not run on those kernels, so the fractions are no bound"
+    )
+  return out
+
+
 def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
   """Stage 1 for every variant of `precision`, then stage 2 for the fastest."""
-  report = {"native": cpu.native(precision), "variants": {}}
+  report = {"native": cpu.native(precision)}
   peers = PEERS if s.torch_compile else PEERS[:1]
   peers = peers if with_torch and cpu.native(precision) else ()
   if with_torch and not peers:
@@ -199,59 +289,29 @@ def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
         "instructions: transformers is not run in this "
         "precision (ours runs, with emulated arithmetic)"
     )
-  for impl in s.ours + peers:
-    report["variants"][impl] = _alone(s, f"{precision}/{impl}")
-  matmul = turns.Worker(
-      "matmul", _worker_argv(s, f"{precision}/matmul"), env=_worker_env()
-  )
-  matmul.close()
-  report["matmul_gflops"] = matmul.info["matmul_gflops"]
-  report["block_matmul_gflops"] = matmul.info["block_matmul_gflops"]
-  variants = report["variants"]
-  best = max(s.ours, key=lambda n: variants[n]["examples_per_s"])
-  report["best"] = best
-  report["achieved_gflops"] = (
-      variants[best]["examples_per_s"] * flops_per_example / 1e9
-  )
-  for rate in ("matmul", "block_matmul"):
-    report[f"fraction_of_{rate}_rate"] = (
-        report["achieved_gflops"] / report[f"{rate}_gflops"]
+  stage1 = _Stage1(s, precision)
+  try:
+    report.update(
+        _measure_variants(
+            s, precision, report["native"], stage1, peers, flops_per_example
+        )
     )
-  if (
-      max(
-          report["fraction_of_matmul_rate"],
-          report["fraction_of_block_matmul_rate"],
-      )
-      > 1
-  ):
-    # The rates are TensorFlow's own kernels in this precision; a step
-    # that beats them computes its products some other way (XLA runs
-    # emulated bfloat16 / float16 products in float32, for one).
-    report["rate_note"] = (
-        f"{best} outruns TensorFlow's {precision} matmul kernels on this "
-        f"CPU (native {precision}: {'yes' if report['native'] else 'no'}): "
-        "its products do not run on those kernels, so the fractions are no "
-        "bound"
-    )
+  finally:
+    stage1.kill()
+  variants = report["variants"] = {
+      impl: stage1.results[impl] for impl in s.ours + peers
+  }
   if peers:
-    peer = max(peers, key=lambda n: variants[n]["examples_per_s"])
-    report["fastest_peer"] = peer
-    report["speed_vs_peer"] = _side_by_side(
-        s, f"{precision}/{best}", f"{precision}/{peer}"
-    )
     report["rss_vs_peer"] = (
-        variants[best]["peak_rss_mb"] / variants[peer]["peak_rss_mb"]
+        variants[report["best"]]["peak_rss_mb"]
+        / variants[report["fastest_peer"]]["peak_rss_mb"]
     )
   if s.against_gin_params:
-    label = " with " + " ".join(s.against_gin_params)
-    against = _against(s)
-    alone = _alone(against, f"{precision}/tf", label)
+    alone = stage1.results["tf" + _against_label(s)]
     report["against"] = dict(
         alone,
         gin_params=list(s.against_gin_params),
-        speed_vs_against=_side_by_side(
-            s, f"{precision}/tf", f"{precision}/tf", against, label
-        ),
+        speed_vs_against=report.pop("speed_vs_against"),
         rss_vs_against=variants["tf"]["peak_rss_mb"] / alone["peak_rss_mb"],
     )
   return report

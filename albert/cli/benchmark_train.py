@@ -17,13 +17,16 @@ For each precision, on synthetic inputs of the given shapes:
            `official.benchmark.cpu_info`); the report says so otherwise.
 Stage 1 runs every variant alone in a fresh process (warm-up, `--steps` timed
 steps, its own peak RSS). Stage 2 runs the fastest of ours and the fastest peer
-of the precision side by side, taking turns step by step for `--rounds`
-rounds (`official.benchmark.turns`): the speed ratio is the median of the
-per-round ratios. In the same run it measures the precision's matrix-multiply
-rate at the model's largest product ([B*T, H] x [H, intermediate]), the
-ceiling for the achieved GFLOP/s, and for the mix of products an encoder block
-runs forward and backward (x W, dy W^T and x^T dy of its six dense layers),
-the ceiling a step made only of those products would reach. The measuring is
+of the precision side by side, in the processes stage 1 started (kept up,
+idle, meanwhile: at most three at once), taking turns step by step for
+`--rounds` rounds (`official.benchmark.turns`): the speed ratio is the median
+of the per-round ratios. Last, alone, it measures the precision's
+matrix-multiply rate at the model's largest product ([B*T, H] x [H,
+intermediate]), the ceiling for the achieved GFLOP/s of a step whose products
+run on TensorFlow's kernels, and for the mix of products an encoder block runs
+forward and backward (x W, dy W^T and x^T dy of its six dense layers), the
+ceiling a step made only of those products would reach. A step faster than
+that (XLA computing emulated bfloat16 products in float32) gets a note. The measuring is
 `albert.benchmarks.training`.
 
 --task=classification measures fine-tuning instead: ours is MNLI's `GlueTask`
