@@ -1,7 +1,7 @@
 """What a TPU needs, checked without one: every task's replica train step
 and eval step compile with XLA (`TrainerConfig.jit_compile`, one replica),
 in float32 and mixed_bfloat16, with gradient accumulation 1 and 2, and give
-the loss (and eval outputs) of the step without XLA; every input is fully
+the loss (and eval outputs) of the float32 step without XLA; every input is fully
 static and int32 / float32 (a TPU has no other input types, and compiles
 one program per shape).
 
@@ -188,94 +188,148 @@ def _float32_after():
   gin.clear_config()
 
 
-# Each case runs the step without XLA once (accumulation 1) and with XLA at
-# accumulation 1 and 2: the global batch and so the first step's loss are
-# the same for both.
-_RUNS = ((False, 1), (True, 1), (True, 2))
-
-
+# The XLA steps of each case, at accumulation 1 and 2, are held to the
+# float32 step without XLA (`_plain_float32`): the global batch and so the
+# first step's loss are the same for all.
+#
 # The documents reader feeds the same batch (keys, shapes, dtypes) to the same
 # step as the examples reader: its case checks its static inputs and one
 # compiled step.
 @pytest.mark.parametrize(
-    "input_format,policy,runs",
+    "input_format,policy,accumulations",
     [
-        ("examples", "float32", _RUNS),
-        ("examples", "mixed_bfloat16", _RUNS),
-        ("documents", "float32", _RUNS[:2]),
+        ("examples", "float32", (1, 2)),
+        ("examples", "mixed_bfloat16", (1, 2)),
+        ("documents", "float32", (1,)),
     ],
 )
 def test_pretraining_steps_compile(
-    data, tmp_path, input_format, policy, runs, _float32_after
+    data,
+    tmp_path,
+    input_format,
+    policy,
+    accumulations,
+    _plain_float32,
+    _float32_after,
 ):
-  losses, evals = [], []
-  for jit, accumulation in runs:
-    task = _pretrain_task(data, input_format)
-    trainer = _trainer(
-        task, tmp_path, jit=jit, policy=policy, accumulation=accumulation
+  key = ("pretraining", input_format)
+  if key not in _plain_float32:
+    _plain_float32[key] = _pretraining_step(
+        data, tmp_path, input_format, "float32", jit=False, accumulation=1
     )
-    assert trainer.whole_step_xla == jit
-    _assert_static(trainer._dataset(training=True).element_spec, "train")
-    loss, finite = trainer.run_steps(trainer.train_iterator(), 1)
-    assert finite
-    losses.append(loss)
-    if accumulation == 1 and input_format == "examples":
-      _assert_static(trainer._dataset(training=False).element_spec, "eval")
-      evals.append(trainer.evaluate(step=1))
+  plain_loss, plain_eval = _plain_float32[key]
   tolerance = _tolerance(policy)
-  assert losses[1:] == pytest.approx(
-      [losses[0]] * (len(runs) - 1), rel=tolerance
+  for accumulation in accumulations:
+    loss, evaluation = _pretraining_step(
+        data,
+        tmp_path,
+        input_format,
+        policy,
+        jit=True,
+        accumulation=accumulation,
+    )
+    assert loss == pytest.approx(plain_loss, rel=tolerance), accumulation
+    for name, value in (plain_eval or {}).items():
+      if accumulation == 1:
+        assert evaluation[name] == pytest.approx(
+            value, rel=tolerance, abs=1e-3
+        ), name
+
+
+def _pretraining_step(
+    data, tmp_path, input_format, policy, *, jit, accumulation
+):
+  """(loss, eval results or None) of one pretraining step; the eval (of
+  the examples reader, at accumulation 1) on the weights it leaves."""
+  task = _pretrain_task(data, input_format)
+  trainer = _trainer(
+      task, tmp_path, jit=jit, policy=policy, accumulation=accumulation
   )
-  for key, value in (evals or [{}])[0].items():
-    assert evals[1][key] == pytest.approx(value, rel=tolerance, abs=1e-3), key
+  assert trainer.whole_step_xla == jit
+  _assert_static(trainer._dataset(training=True).element_spec, "train")
+  loss, finite = trainer.run_steps(trainer.train_iterator(), 1)
+  assert finite
+  if accumulation != 1 or input_format != "examples":
+    return loss, None
+  _assert_static(trainer._dataset(training=False).element_spec, "eval")
+  return loss, trainer.evaluate(step=1)
+
+
+@pytest.fixture(scope="module")
+def _plain_float32():
+  """{case: (loss, eval outputs)} of the float32 steps without XLA."""
+  return {}
 
 
 # The trainer's accumulation is the same code for every task (pretraining
 # covers every combination); what a task adds is its batch layout, split
-# into micro-batches, and its heads in each precision.
+# into micro-batches, and its heads in each precision. Both precisions'
+# XLA steps are held to one float32 step without XLA, run once per task:
+# the variables are float32 under either policy, so they start equal.
 @pytest.mark.parametrize(
     "policy,xla_accumulation", [("float32", 2), ("mixed_bfloat16", 1)]
 )
 @pytest.mark.parametrize("name", sorted(_FINETUNING))
 def test_fine_tuning_steps_compile(
-    data, spm_model, tmp_path, name, policy, xla_accumulation, _float32_after
+    data,
+    spm_model,
+    tmp_path,
+    name,
+    policy,
+    xla_accumulation,
+    _plain_float32,
+    _float32_after,
 ):
-  recipe, data_name, bindings = _FINETUNING[name]
-  losses, outputs = [], []
-  for jit, accumulation in ((False, 1), (True, xla_accumulation)):
-    gin.clear_config()
-    task = finetuning.build_task(
-        gin_file=[f"gin/finetune/{recipe}"],
-        gin_param=TINY_GIN
-        + _NO_DROPOUT
-        + bindings
-        + _sequence_bindings(recipe),
-        data_dir=str(data[data_name]),
-        spm_model_file=spm_model,
+  if name not in _plain_float32:
+    _plain_float32[name] = _fine_tuning_step(
+        data, spm_model, tmp_path, name, "float32", jit=False, accumulation=1
     )
-    task.global_batch_size = task.eval_batch_size = 4
-    task.dropout_rate = 0.0
-    task.prepare_training_data()
-    for spec in task.feature_spec().values():
-      assert spec.shape.is_fully_defined() and spec.dtype in _STATIC_DTYPES
-    trainer = _trainer(
-        task, tmp_path, jit=jit, policy=policy, accumulation=accumulation
-    )
-    _assert_static(trainer._dataset(training=True).element_spec, "train")
-    loss, finite = trainer.run_steps(trainer.train_iterator(), 1)
-    assert finite
-    losses.append(loss)
-    # The eval step, on the weights of one step (the same in both runs).
-    split = task.eval_splits[0]
-    _, _, out = task.predict(trainer.model, split, Replicated(None, jit))
-    outputs.append(out)
+  plain_loss, plain_outputs = _plain_float32[name]
+  loss, outputs = _fine_tuning_step(
+      data,
+      spm_model,
+      tmp_path,
+      name,
+      policy,
+      jit=True,
+      accumulation=xla_accumulation,
+  )
   tolerance = _tolerance(policy)
-  assert losses[1] == pytest.approx(losses[0], rel=tolerance)
-  for key, value in outputs[0].items():
+  assert loss == pytest.approx(plain_loss, rel=tolerance)
+  for key, value in plain_outputs.items():
     if value.dtype.kind == "f":
       np.testing.assert_allclose(
-          outputs[1][key], value, rtol=tolerance, atol=tolerance, err_msg=key
+          outputs[key], value, rtol=tolerance, atol=tolerance, err_msg=key
       )
+
+
+def _fine_tuning_step(
+    data, spm_model, tmp_path, name, policy, *, jit, accumulation
+):
+  """(loss, eval outputs) of one training step of task `name` and its eval
+  step on the weights that step leaves."""
+  recipe, data_name, bindings = _FINETUNING[name]
+  gin.clear_config()
+  task = finetuning.build_task(
+      gin_file=[f"gin/finetune/{recipe}"],
+      gin_param=TINY_GIN + _NO_DROPOUT + bindings + _sequence_bindings(recipe),
+      data_dir=str(data[data_name]),
+      spm_model_file=spm_model,
+  )
+  task.global_batch_size = task.eval_batch_size = 4
+  task.dropout_rate = 0.0
+  task.prepare_training_data()
+  for spec in task.feature_spec().values():
+    assert spec.shape.is_fully_defined() and spec.dtype in _STATIC_DTYPES
+  trainer = _trainer(
+      task, tmp_path, jit=jit, policy=policy, accumulation=accumulation
+  )
+  _assert_static(trainer._dataset(training=True).element_spec, "train")
+  loss, finite = trainer.run_steps(trainer.train_iterator(), 1)
+  assert finite
+  split = task.eval_splits[0]
+  _, _, outputs = task.predict(trainer.model, split, Replicated(None, jit))
+  return loss, outputs
 
 
 def _sequence_bindings(recipe):
