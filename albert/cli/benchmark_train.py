@@ -26,8 +26,8 @@ intermediate]), the ceiling for the achieved GFLOP/s of a step whose products
 run on TensorFlow's kernels, and for the mix of products an encoder block runs
 forward and backward (x W, dy W^T and x^T dy of its six dense layers), the
 ceiling a step made only of those products would reach. A step faster than
-that (XLA computing emulated bfloat16 products in float32) gets a note. The measuring is
-`albert.benchmarks.training`.
+that (XLA computing emulated bfloat16 products in float32) gets a note. The
+measuring is `albert.benchmarks.training`.
 
 --task=classification measures fine-tuning instead: ours is MNLI's `GlueTask`
 (3 classes, the pooled output, dropout 0.1, one dense layer) trained with AdamW,

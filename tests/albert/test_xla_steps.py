@@ -1,9 +1,9 @@
 """What a TPU needs, checked without one: every task's replica train step
 and eval step compile with XLA (`TrainerConfig.jit_compile`, one replica),
 in float32 and mixed_bfloat16, with gradient accumulation 1 and 2, and give
-the loss (and eval outputs) of the float32 step without XLA; every input is fully
-static and int32 / float32 (a TPU has no other input types, and compiles
-one program per shape).
+the loss (and eval outputs) of the float32 step without XLA; every input is
+fully static and int32 / float32 (a TPU has no other input types, and
+compiles one program per shape).
 
 Pretraining reads examples and documents; fine-tuning covers every task
 family: classification, regression, multi-label, token classification,
