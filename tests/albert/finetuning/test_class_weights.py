@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from albert.finetuning import class_weights
 from albert.finetuning import classification_metrics
@@ -70,7 +71,7 @@ def test_weighted_softmax_loss_matches_numpy(gamma):
   plain = class_weights.softmax_loss(
       tf.constant(labels), tf.constant(logits), None, 0.0
   ).numpy()
-  keras = tf.keras.losses.sparse_categorical_crossentropy(
+  keras = tf_keras.losses.sparse_categorical_crossentropy(
       np.maximum(labels, 0), logits, from_logits=True
   ).numpy()
   np.testing.assert_allclose(plain, keras * labelled, rtol=1e-5, atol=1e-6)

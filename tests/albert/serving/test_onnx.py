@@ -131,7 +131,7 @@ def _trained_classifier(steps=150, vocab=120, length=16, seed=0):
     with tf.GradientTape() as tape:
       logits = model(inputs, training=True)["logits"]
       loss = tf.reduce_mean(
-          tf.keras.losses.sparse_categorical_crossentropy(
+          tf_keras.losses.sparse_categorical_crossentropy(
               labels, logits, from_logits=True
           )
       )
