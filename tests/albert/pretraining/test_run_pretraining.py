@@ -130,6 +130,25 @@ def documents_dir(tmp_path_factory, corpus_path, spm_model):
   return root
 
 
+def _straight(args, model_dir):
+  """`args(model_dir)` run to the end, uninterrupted: what an interrupted
+  run of the same steps must end at."""
+  run = helpers.run(args(model_dir))
+  assert run.returncode == 0, run.stderr[-2000:]
+  assert os.path.exists(model_dir / "operative_config.gin")
+  return model_dir
+
+
+@pytest.fixture(scope="module")
+def straight_examples(data_dir, tmp_path_factory):
+  """40 uninterrupted steps of the examples data, shared by the tests that
+  interrupt the same run (the checkpoint interval changes no weight)."""
+  return _straight(
+      lambda d: _args(data_dir, d, steps=40),
+      tmp_path_factory.mktemp("straight") / "model",
+  )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("data_format", ["examples", "documents"])
 def test_kill_and_resume_gives_the_uninterrupted_weights(
@@ -151,9 +170,11 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(
   def args(model_dir):
     return _args(data_dir, model_dir, *extra, steps=40)
 
-  straight = helpers.run(args(tmp_path / "straight"))
-  assert straight.returncode == 0, straight.stderr[-2000:]
-  assert os.path.exists(tmp_path / "straight" / "operative_config.gin")
+  straight = (
+      _straight(args, tmp_path / "straight")
+      if extra
+      else request.getfixturevalue("straight_examples")
+  )
 
   model_dir = tmp_path / "killed"
   proc = helpers.start(
@@ -174,12 +195,12 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(
   assert "Resumed from" in resumed.stderr
   # At the checkpoint's input position, not by re-reading the stream.
   assert "Input pipeline 0 resumes at epoch " in resumed.stderr
-  a, b = _variables(tmp_path / "straight"), _variables(model_dir)
+  a, b = _variables(straight), _variables(model_dir)
   position = "input_position/.ATTRIBUTES/VARIABLE_VALUE"
   np.testing.assert_array_equal(
       *(
           tf.train.load_checkpoint(str(d)).get_tensor(position)
-          for d in (tmp_path / "straight", model_dir)
+          for d in (straight, model_dir)
       )
   )
   assert a.keys() == b.keys() and len(a) > 10
@@ -189,7 +210,7 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(
 
 @pytest.mark.slow
 def test_sigterm_saves_the_step_in_flight_and_the_rerun_resumes_bit_exact(
-    data_dir, tmp_path
+    data_dir, straight_examples, tmp_path
 ):
   # No periodic checkpoint: what the rerun resumes from is the signal's.
   def args(model_dir):
@@ -200,8 +221,6 @@ def test_sigterm_saves_the_step_in_flight_and_the_rerun_resumes_bit_exact(
         steps=40,
     )
 
-  straight = helpers.run(args(tmp_path / "straight"))
-  assert straight.returncode == 0, straight.stderr[-2000:]
   model_dir = tmp_path / "preempted"
   proc = helpers.start(
       args(model_dir), stderr=subprocess.PIPE, text=True, bufsize=1
@@ -234,7 +253,7 @@ def test_sigterm_saves_the_step_in_flight_and_the_rerun_resumes_bit_exact(
   assert f"Resumed from {model_dir}/ckpt-{step} at step {step}" in (
       resumed.stderr
   )
-  a, b = _variables(tmp_path / "straight"), _variables(model_dir)
+  a, b = _variables(straight_examples), _variables(model_dir)
   assert a.keys() == b.keys() and len(a) > 10
   for name in a:
     np.testing.assert_array_equal(a[name], b[name], err_msg=name)
