@@ -136,13 +136,12 @@ def _against(s: TrainBenchmark) -> TrainBenchmark:
   )
 
 
-class _Stage1:
-  """Stage 1 of one precision: each variant alone in a fresh process.
-
-  The fastest variant of ours and the fastest peer stay up, idle, for
-  stage 2 (so no variant starts, loads and compiles twice); the others end
-  as soon as they are timed. At most three workers are resident at once.
-  A variant's peak RSS is its process's, read when the process ends.
+class _Variants:
+  """The variants of one precision, each timed alone in a fresh process
+  (stage 1) whose worker stays up, idle, until `release`d: stage 2 takes
+  its turns in the same processes, so no variant starts, loads and
+  compiles twice (`_measure_variants` keeps at most three up at once). A
+  variant's peak RSS is its process's, read when the process ends.
   """
 
   def __init__(self, s: TrainBenchmark, precision: str):
@@ -228,28 +227,28 @@ def _torch_available() -> bool:
   )
 
 
-def _measure_variants(s, precision, native, stage1, peers, flops_per_example):
-  """Stages 1 and 2 of `precision` in `stage1`'s workers: the speeds and
+def _measure_variants(s, precision, native, pool, peers, flops_per_example):
+  """Stages 1 and 2 of `precision` in `pool`'s workers: the speeds and
   ratios (each variant's peak RSS comes when its worker ends)."""
   out = {}
   baseline = ("tf",) if s.against_gin_params else ()
-  best = out["best"] = stage1.fastest(s.ours, keep=baseline)
+  best = out["best"] = pool.fastest(s.ours, keep=baseline)
   if s.against_gin_params:
     label = _against_label(s)
-    stage1.run("tf", _against(s), label)
+    pool.run("tf", _against(s), label)
     out["speed_vs_against"] = _side_by_side(
-        stage1.kept["tf"], stage1.kept["tf" + label], s.rounds
+        pool.kept["tf"], pool.kept["tf" + label], s.rounds
     )
-    stage1.release("tf" + label)
+    pool.release("tf" + label)
     if best != "tf":
-      stage1.release("tf")
+      pool.release("tf")
   if peers:
-    peer = out["fastest_peer"] = stage1.fastest(peers)
+    peer = out["fastest_peer"] = pool.fastest(peers)
     out["speed_vs_peer"] = _side_by_side(
-        stage1.kept[best], stage1.kept[peer], s.rounds
+        pool.kept[best], pool.kept[peer], s.rounds
     )
-    stage1.release(peer)
-  stage1.release(best)
+    pool.release(peer)
+  pool.release(best)
   matmul = turns.Worker(
       "matmul", _worker_argv(s, f"{precision}/matmul"), env=_worker_env()
   )
@@ -257,7 +256,7 @@ def _measure_variants(s, precision, native, stage1, peers, flops_per_example):
   out["matmul_gflops"] = matmul.info["matmul_gflops"]
   out["block_matmul_gflops"] = matmul.info["block_matmul_gflops"]
   out["achieved_gflops"] = (
-      stage1.results[best]["examples_per_s"] * flops_per_example / 1e9
+      pool.results[best]["examples_per_s"] * flops_per_example / 1e9
   )
   for rate in ("matmul", "block_matmul"):
     out[f"fraction_of_{rate}_rate"] = (
@@ -289,17 +288,17 @@ def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
         "instructions: transformers is not run in this "
         "precision (ours runs, with emulated arithmetic)"
     )
-  stage1 = _Stage1(s, precision)
+  pool = _Variants(s, precision)
   try:
     report.update(
         _measure_variants(
-            s, precision, report["native"], stage1, peers, flops_per_example
+            s, precision, report["native"], pool, peers, flops_per_example
         )
     )
   finally:
-    stage1.kill()
+    pool.kill()
   variants = report["variants"] = {
-      impl: stage1.results[impl] for impl in s.ours + peers
+      impl: pool.results[impl] for impl in s.ours + peers
   }
   if peers:
     report["rss_vs_peer"] = (
@@ -307,7 +306,7 @@ def _measure_precision(s, precision, cpu, flops_per_example, with_torch):
         / variants[report["fastest_peer"]]["peak_rss_mb"]
     )
   if s.against_gin_params:
-    alone = stage1.results["tf" + _against_label(s)]
+    alone = pool.results["tf" + _against_label(s)]
     report["against"] = dict(
         alone,
         gin_params=list(s.against_gin_params),
