@@ -64,6 +64,10 @@ class WordPiecePreprocessor(Preprocessor):
             tf.lookup.TextFileIndex.LINE_NUMBER,
         ),
         default_value=-1,
+        # Unnamed: a named table takes its name from the asset's repr, a memory
+        # address, and a later table whose asset reuses the address (a
+        # loaded SavedModel keeping the first alive) would silently share it.
+        experimental_is_anonymous=True,
     )
     self.wordpiece = tf_text.WordpieceTokenizer(
         self.table,

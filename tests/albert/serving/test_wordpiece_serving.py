@@ -61,6 +61,22 @@ def test_hub_tokenize_and_pack_group_words_by_the_continuation_rule():
   assert packed["input_word_ids"].numpy()[0, 0] == python.cls_id
 
 
+def test_each_preprocessor_keeps_its_own_table(monkeypatch):
+  # A named lookup table takes its name from its asset's repr, a memory
+  # address that a later asset can reuse while the first table lives on (in
+  # a loaded SavedModel): the second preprocessor then used the first's
+  # vocabulary (ids of the 1,448-entry table gathered from a 159-entry one).
+  # Equal reprs stand in for the reused address.
+  monkeypatch.setattr(tf.saved_model.Asset, "__repr__", lambda self: "asset")
+  chinese = WordPiecePreprocessor(os.path.join(DATA, "chinese", "vocab.txt"))
+  mixed = os.path.join(DATA, "wordpiece", "vocab.txt")
+  python = wordpiece.WordPieceTokenizer.from_file(mixed, True)
+  text = "Istanbul 每个手册"
+  chinese.tokenize(tf.constant([text]))
+  ids = WordPiecePreprocessor(mixed).tokenize(tf.constant([text])).to_list()
+  assert ids[0] == python.tokenize(text)
+
+
 @pytest.mark.slow
 def test_export_with_a_vocab_file_serves_raw_text(tmp_path):
   vocab = os.path.join(DATA, "chinese", "vocab.txt")
