@@ -117,7 +117,9 @@ class EmbeddingServingModule(export_base.ExportModule):
 
   @tf.function(input_signature=[_TEXT, _TEXT], autograph=False)
   def similarity(self, first, second):
-    self.preprocessor.check_same_batch(first=first, second=second)
+    first, second = self.preprocessor.check_same_batch(
+        first=first, second=second
+    )
     # One encoder call for both batches (padded to the longest of both).
     both = self._embed(tf.concat([first, second], axis=0))["embedding"]
     a, b = tf.split(tf.math.l2_normalize(both, axis=-1), 2, axis=0)

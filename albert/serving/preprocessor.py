@@ -18,7 +18,7 @@ then SentencePiece (the model travels as an asset of the SavedModel).
 import functools
 import sys
 import unicodedata
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -61,7 +61,7 @@ class Preprocessor(tf.Module):
   a vocab.txt).
 
   A subclass sets `cls_id`, `sep_id`, `mask_id`, `pad_id`, `vocab_size`
-  and provides `tokenize`, `word_starts` and `piece_char_spans`.
+  and provides `_tokenize`, `word_starts` and `piece_char_spans`.
 
   Args:
     seq_length: the longest packed input; longer input is truncated
@@ -87,9 +87,25 @@ class Preprocessor(tf.Module):
     self.seq_length = seq_length
     self.do_lower_case = do_lower_case
     self.dynamic_length = dynamic_length
+    # Holds the bound method (a tf.function method would hold a weak
+    # reference: `Preprocessor(...).tokenize(x)` would lose its object).
+    self._tokenize_once = tf.function(
+        self._tokenize,
+        input_signature=[tf.TensorSpec([None], tf.string)],
+        autograph=False,
+    )
 
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
-    """string [B] -> int32 ragged [B, (tokens)] ids."""
+    """string [B] -> int32 ragged [B, (tokens)] ids.
+
+    One function per preprocessor, traced on first use: every signature
+    that tokenizes calls it, so an export traces the tokenizer once rather
+    than once per signature (the graphs' function inlining makes the call
+    free when served)."""
+    return self._tokenize_once(text)
+
+  def _tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """`tokenize`'s body: the subclass's tokenizer."""
     raise NotImplementedError
 
   @staticmethod
@@ -186,28 +202,39 @@ class Preprocessor(tf.Module):
     return {name: value[:, :length] for name, value in inputs.items()}
 
   @staticmethod
-  def check_same_batch(**inputs: tf.Tensor) -> None:
+  def check_same_batch(**inputs: tf.Tensor) -> Tuple[tf.Tensor, ...]:
     """Fails (InvalidArgumentError) unless every input has the same batch size.
 
     Signatures take their inputs as separate [B, ...] tensors; without this
-    check unequal ones crash inside TF-Text or silently drop examples.
+    check unequal ones crash inside TF-Text (the whole process) or silently
+    drop examples.
+
+    Returns:
+      the inputs, in their order, each depending on the check: use these,
+      so that nothing computed from them runs before it passes (in a graph,
+      an op that does not depend on the check may run first).
     """
     (first, tensor), *rest = inputs.items()
-    for name, other in rest:
-      tf.debugging.assert_equal(
-          tf.shape(other)[0],
-          tf.shape(tensor)[0],
-          message=f"{first} and {name} must hold the same number of examples",
-      )
+    checks = [
+        tf.debugging.assert_equal(
+            tf.shape(other)[0],
+            tf.shape(tensor)[0],
+            message=f"{first} and {name} must hold the same number of "
+            "examples",
+        )
+        for name, other in rest
+    ]
+    with tf.control_dependencies([c for c in checks if c is not None]):
+      return tuple(tf.identity(value) for value in inputs.values())
 
   def __call__(
       self, text: tf.Tensor, second: Optional[tf.Tensor] = None
   ) -> Dict[str, tf.Tensor]:
     """One or two string [B] segments -> packed encoder inputs."""
-    segments = [self.tokenize(text)]
-    if second is not None:
-      self.check_same_batch(first=text, second=second)
-      segments.append(self.tokenize(second))
+    if second is None:
+      return self.pack([self.tokenize(text)])
+    text, second = self.check_same_batch(first=text, second=second)
+    segments = [self.tokenize(text), self.tokenize(second)]
     return self.pack(segments)
 
   @tf.function(
@@ -288,7 +315,7 @@ class AlbertPreprocessor(Preprocessor):
       text = tf.strings.lower(text, encoding="utf-8")
     return text
 
-  def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
+  def _tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string [B] -> int32 ragged [B, (tokens)] SentencePiece ids."""
     return self._encode(self.normalize(text))
 

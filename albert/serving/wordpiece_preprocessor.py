@@ -111,7 +111,7 @@ class WordPiecePreprocessor(Preprocessor):
     """normalised string [B] -> string ragged [B, (words)] (step 3)."""
     return tf_text.regex_split(text, self._delimiters, self._kept)
 
-  def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
+  def _tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string [B] -> int32 ragged [B, (tokens)] WordPiece ids."""
     words = self.words(self.normalize(text))  # [B, (W)]
     long = (

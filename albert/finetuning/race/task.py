@@ -153,7 +153,9 @@ class RaceServingModule(export_base.ExportModule):
   def _pack_options(self, article, question, options):
     """int32 [B, 4, T] inputs; the same truncation as `RaceTask.featurize`."""
     p = self.preprocessor
-    p.check_same_batch(article=article, question=question, options=options)
+    article, question, options = p.check_same_batch(
+        article=article, question=question, options=options
+    )
     batch = tf.shape(options)[0]
     questions = tf.repeat(question, NUM_OPTIONS)  # [B*4]
     flat_options = tf.reshape(options, [-1])  # [B*4]

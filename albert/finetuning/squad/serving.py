@@ -210,7 +210,9 @@ class SquadServingModule(export_base.ExportModule):
 
   @tf.function(input_signature=[_TEXT, _TEXT], autograph=False)
   def serve(self, question, context):
-    self.preprocessor.check_same_batch(question=question, context=context)
+    question, context = self.preprocessor.check_same_batch(
+        question=question, context=context
+    )
     # The answer is the context's own characters: the same valid text.
     question, context = map(self.preprocessor.valid_utf8, (question, context))
     (inputs, example, words, position_word, position_chars, position_is_max) = (
