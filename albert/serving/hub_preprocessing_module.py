@@ -45,6 +45,9 @@ class HubPreprocessingModule(tf.Module):
     self.tokenize = _Tokenize(preprocessor)
     # Flat pieces [B, (tokens)], as before the word grouping.
     self.tokenize_text = preprocessor.tokenize_text
+    # The packing itself is traced once per segment count and seq_length
+    # form; the ragged_rank 2 forms merge their words and call it.
+    self._pack = tf.function(self._pack_pieces, autograph=False)
     self.bert_pack_inputs = tf.function(self._bert_pack_inputs, autograph=False)
     # Traced now, so that the SavedModel serves every supported input form.
     for ragged_rank in (1, 2):
@@ -61,27 +64,47 @@ class HubPreprocessingModule(tf.Module):
   ) -> Dict[str, tf.Tensor]:
     """1 or 2 tokenized segments -> packed int32 [B, seq_length] inputs
     (seq_length: the export's when not given)."""
-    if seq_length is None:
-      seq_length = self.preprocessor.seq_length
     segments = [
         s.merge_dims(1, 2) if s.ragged_rank == 2 else s for s in segments
     ]
+    if seq_length is None:
+      return self._pack(segments)
+    return self._pack(segments, seq_length)
+
+  def _pack_pieces(
+      self, segments: List[tf.RaggedTensor], seq_length=None
+  ) -> Dict[str, tf.Tensor]:
+    """`bert_pack_inputs` of segments [B, (tokens)]."""
+    if seq_length is None:
+      seq_length = self.preprocessor.seq_length
     if not 1 <= len(segments) <= MAX_SEGMENTS:
       raise ValueError(
           f"bert_pack_inputs takes 1 or 2 segments, not {len(segments)}"
       )
-    for other in segments[1:]:
-      tf.debugging.assert_equal(
-          other.nrows(),
-          segments[0].nrows(),
-          message="bert_pack_inputs: segments must hold the same examples",
-      )
+    checks = [
+        tf.debugging.assert_equal(
+            other.nrows(),
+            segments[0].nrows(),
+            message="bert_pack_inputs: segments must hold the same examples",
+        )
+        for other in segments[1:]
+    ]
     seq_length = tf.cast(seq_length, tf.int32)
-    tf.debugging.assert_greater_equal(
-        seq_length,
-        len(segments) + 2,
-        message="bert_pack_inputs: seq_length too small for [CLS] and [SEP]s",
+    checks.append(
+        tf.debugging.assert_greater_equal(
+            seq_length,
+            len(segments) + 2,
+            message="bert_pack_inputs: seq_length too small for [CLS] and "
+            "[SEP]s",
+        )
     )
+    # The packing's inputs depend on the checks: TF-Text's trimmer aborts
+    # the process on segments of unequal batches.
+    with tf.control_dependencies(checks):
+      segments = [
+          s.with_flat_values(tf.identity(s.flat_values)) for s in segments
+      ]
+      seq_length = tf.identity(seq_length)
     return self.preprocessor.pack(segments, seq_length)
 
   def signatures(self) -> Dict[str, Sequence]:

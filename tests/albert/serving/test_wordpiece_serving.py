@@ -61,6 +61,24 @@ def test_hub_tokenize_and_pack_group_words_by_the_continuation_rule():
   assert packed["input_word_ids"].numpy()[0, 0] == python.cls_id
 
 
+def test_hub_pack_refuses_unequal_segments_and_a_short_seq_length():
+  hub = HubPreprocessingModule(
+      WordPiecePreprocessor(os.path.join(DATA, "wordpiece", "vocab.txt"), 16)
+  )
+  words = hub.tokenize.__call__(tf.constant(["Istanbul 每个", "手册"]))
+  pieces = words.merge_dims(1, 2)
+  # Words or pieces, the export's length or one given: the same packing.
+  fixed = hub.bert_pack_inputs.__call__([pieces, pieces])
+  given = hub.bert_pack_inputs.__call__([words, words], tf.constant(16))
+  for name, value in fixed.items():
+    np.testing.assert_array_equal(given[name], value)
+  # TF-Text's trimmer would abort the process on these: an error instead.
+  with pytest.raises(tf.errors.InvalidArgumentError, match="same examples"):
+    hub.bert_pack_inputs.__call__([words, words[:1]])
+  with pytest.raises(tf.errors.InvalidArgumentError, match="too small"):
+    hub.bert_pack_inputs.__call__([words, words], tf.constant(3))
+
+
 def test_each_preprocessor_keeps_its_own_table(monkeypatch):
   # A named lookup table takes its name from its asset's repr, a memory
   # address that a later asset can reuse while the first table lives on (in
