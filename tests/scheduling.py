@@ -13,7 +13,10 @@ counts as `UNMEASURED_SECONDS`.
 Refresh the costs after adding or changing heavy tests:
 
   .venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder \
-      --durations=0 -q tests/ > /tmp/durations.txt
+      --durations=0 --durations-min=0 -q tests/ > /tmp/durations.txt
+
+(`--durations-min=0`: pytest leaves out tests under 5 ms otherwise, and a
+file of only such tests would fall out and count as unmeasured.)
   .venv/bin/python -m tests.scheduling /tmp/durations.txt
 """
 
