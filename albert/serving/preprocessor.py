@@ -87,9 +87,10 @@ class Preprocessor(tf.Module):
     self.seq_length = seq_length
     self.do_lower_case = do_lower_case
     self.dynamic_length = dynamic_length
-    # Holds the bound method (a tf.function method would hold a weak
-    # reference: `Preprocessor(...).tokenize(x)` would lose its object).
-    self._tokenize_once = tf.function(
+    # Ragged token ids: `tokenize` as a SavedModel function (not a
+    # signature). It holds the bound method (a tf.function method would hold
+    # a weak reference: `Preprocessor(...).tokenize(x)` would lose its object).
+    self.tokenize_text = tf.function(
         self._tokenize,
         input_signature=[tf.TensorSpec([None], tf.string)],
         autograph=False,
@@ -102,7 +103,7 @@ class Preprocessor(tf.Module):
     that tokenizes calls it, so an export traces the tokenizer once rather
     than once per signature (the graphs' function inlining makes the call
     free when served)."""
-    return self._tokenize_once(text)
+    return self.tokenize_text(text)
 
   def _tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """`tokenize`'s body: the subclass's tokenizer."""
@@ -250,13 +251,6 @@ class Preprocessor(tf.Module):
   def preprocess_pair(self, first, second):
     """Signature `pair`: two segments per example."""
     return self(first, second)
-
-  @tf.function(
-      input_signature=[tf.TensorSpec([None], tf.string)], autograph=False
-  )
-  def tokenize_text(self, text):
-    """Ragged token ids (a SavedModel function, not a signature)."""
-    return self.tokenize(text)
 
   def signatures(self):
     return {"serving_default": self.preprocess, "pair": self.preprocess_pair}

@@ -98,6 +98,8 @@ out["inputs"] = {k: v.numpy().tolist() for k, v in inputs.items()}
 pair = pre.signatures["pair"](first=tf.constant(["a b c"]),
                               second=tf.constant(["d"]))
 out["pair"] = {k: v.numpy().tolist() for k, v in pair.items()}
+out["tokenize_text"] = pre.tokenize_text(tf.constant(texts)).to_list()
+out["tokenize_words"] = pre.tokenize(tf.constant(texts)).to_list()
 encoded = enc.signatures["serving_default"](**inputs)
 out["encoder"] = {k: v.numpy().tolist() for k, v in encoded.items()}
 positions = tf.constant([[1, 2]] * len(texts))
@@ -232,6 +234,12 @@ def test_preprocessing_equals_the_python_tokenizer(fresh, tokenizer):
   expected = _python_pack(tokenizer, TEXTS, SEQ)
   np.testing.assert_array_equal(fresh["inputs"]["input_word_ids"], expected)
   np.testing.assert_array_equal(fresh["inputs"]["input_mask"], expected != 0)
+  # The loaded functions: tokenize_text's flat pieces are tokenize's words.
+  assert fresh["tokenize_text"] == [tokenizer.tokenize(t) for t in TEXTS]
+  assert fresh["tokenize_text"] == [
+      [piece for word in words for piece in word]
+      for words in fresh["tokenize_words"]
+  ]
   # Empty text still packs as [CLS] [SEP].
   assert fresh["inputs"]["input_word_ids"][TEXTS.index("")][:3] == [2, 3, 0]
   # A pair: [CLS] a b c [SEP] d [SEP] with segment ids 0... then 1...
