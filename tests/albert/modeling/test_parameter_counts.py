@@ -89,13 +89,13 @@ def test_cli_json_and_table():
           "--gin_file=gin/large.gin",
           "--json",
       ],
-      check=True,
   )
+  assert run.returncode == 0, run.stderr[-2000:]
   data = json.loads(run.stdout)
   assert data["backbone_params"] == RELEASED["large"][0]
   assert data["pretrainer_params"] == sum(RELEASED["large"])
   assert data["config"]["num_layers"] == 24
-  table = helpers.run(
+  run = helpers.run(
       [
           "-m",
           "albert.cli.model_summary",
@@ -103,8 +103,9 @@ def test_cli_json_and_table():
           "--gin_file=gin/tiny.gin",
           "--gin_param=AlbertConfig.sharing='none'",
       ],
-      check=True,
-  ).stdout
+  )
+  assert run.returncode == 0, run.stderr[-2000:]
+  table = run.stdout
   assert "sharing=none" in table and "attention (4 weight set(s))" in table
 
 
@@ -117,7 +118,9 @@ def test_readme_summary_block_runs_as_written():
   (block,) = [b for b in blocks if "tools/model_summary.py" in b]
   python, *args = shlex.split(block)
   assert python == ".venv/bin/python", block
-  data = json.loads(helpers.run(args, check=True).stdout)
+  run = helpers.run(args)
+  assert run.returncode == 0, run.stderr[-2000:]
+  data = json.loads(run.stdout)
   assert data["backbone_params"] == RELEASED["xxlarge"][0] == 222_595_584
   assert data["pretrainer_params"] == sum(RELEASED["xxlarge"]) == 223_158_450
 

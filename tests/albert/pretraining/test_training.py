@@ -290,9 +290,9 @@ def test_bfloat16_learns_as_float32_does_and_resumes_in_either(
     trainer = make_trainer(
         data_dir,
         tmp_path / policy,
-        train_steps=300,
-        checkpoint_interval=150,
-        steps_per_loop=50,
+        train_steps=150,
+        checkpoint_interval=75,
+        steps_per_loop=25,
         policy=policy,
         learning_rate=0.01,
     )
@@ -320,15 +320,15 @@ def test_bfloat16_learns_as_float32_does_and_resumes_in_either(
     trainer = make_trainer(
         data_dir,
         tmp_path / saved,
-        train_steps=320,
-        steps_per_loop=20,
-        checkpoint_interval=20,
+        train_steps=175,
+        steps_per_loop=25,
+        checkpoint_interval=25,
         policy=policy,
         learning_rate=0.01,
     )
     trainer.train()
     ((step, values),) = trainer.train_history
-    assert step == 320
+    assert step == 175
     assert abs(values["masked_lm_loss"] - losses[saved][-1]) < (
         0.1 * losses[saved][-1]
     ), (saved, values, losses[saved])
