@@ -19,13 +19,21 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Fresh processes: quiet TensorFlow, and the checkout first on the path (the
 # package is installed editable, so this only matters for a bare checkout).
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
-# Python commands with this environment fork from a process that has already
-# imported TensorFlow (tests/zygote.py); ALBERT_TEST_ZYGOTE=0 turns it off.
-_ZYGOTE = (
-    zygote.Zygote(ENV)
-    if os.environ.get("ALBERT_TEST_ZYGOTE", "1") != "0"
-    else None
-)
+# A server's environment: not the checkout on the path, only TensorFlow and
+# TF-Text wanted (finetune_helpers.call_saved_model).
+SERVING_ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+# Python commands with one of these environments fork from a process that
+# has already imported TensorFlow (tests/zygote.py): the suite's stack for
+# ENV, TensorFlow and TF-Text alone for SERVING_ENV. ALBERT_TEST_ZYGOTE=0
+# turns both off.
+if os.environ.get("ALBERT_TEST_ZYGOTE", "1") != "0":
+  _ZYGOTE = zygote.Zygote(ENV)
+  _ZYGOTES = (
+      _ZYGOTE,
+      zygote.Zygote(SERVING_ENV, preload=("tensorflow", "tensorflow_text")),
+  )
+else:
+  _ZYGOTE, _ZYGOTES = None, ()
 
 # The smallest model most tests need; each test overrides what it is about
 # (vocab_size to fit its SentencePiece model or records, sizes, sharing).
@@ -91,19 +99,19 @@ def run(
 
   `args` starting with a tools/ path, `-m` or `-c` get `sys.executable` in
   front. Every test's fresh process goes through `run` or `start`. A Python
-  command with the default environment and no options but `input` is forked
-  from the zygote (unless `fork=False`); anything else is a plain
+  command with ENV or SERVING_ENV and no options but `input` is forked from
+  that environment's zygote (unless `fork=False`); anything else is a plain
   subprocess.
   """
   command = _command(args)
+  server = next((z for z in _ZYGOTES if z.serves(env or ENV)), None)
   if (
       fork
-      and _ZYGOTE is not None
-      and _ZYGOTE.serves(env or ENV)
+      and server is not None
       and set(kwargs) <= {"input"}
       and zygote.python_command(command)
   ):
-    return _ZYGOTE.run(
+    return server.run(
         command,
         cwd=os.fspath(cwd or REPO),
         timeout=timeout,

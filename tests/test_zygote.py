@@ -125,3 +125,18 @@ def test_another_environment_or_option_gets_a_plain_subprocess():
       dict(stdin=subprocess.DEVNULL),
   ):
     assert int(helpers.run(["-c", parent], **kwargs).stdout) == os.getpid()
+
+
+def test_the_serving_environment_forks_from_a_server_of_tf_and_tf_text():
+  # A "server" process (finetune_helpers.call_saved_model) has imported
+  # TensorFlow and TF-Text, nothing of the package or the suite's stack.
+  probe = (
+      "import os, sys; import tensorflow, tensorflow_text; "
+      "print(os.getppid() == %d, sorted({m.split('.')[0] for m in sys.modules} "
+      "& {'albert', 'official', 'tests', 'gin', 'sentencepiece'}))"
+      % os.getpid()
+  )
+  forked, fresh = _both(["-c", probe], env=helpers.SERVING_ENV)
+  assert forked.returncode == fresh.returncode == 0, forked.stderr[-2000:]
+  assert forked.stdout == "False []\n"  # a child of the zygote
+  assert fresh.stdout == "True []\n"

@@ -8,7 +8,9 @@ a child that becomes `python -m MODULE ...`, `python SCRIPT ...` or
 `python -c CODE ...` with its own working directory, argument list, standard
 streams and process group, and exits as that program would.
 
-Only third-party modules are imported ahead: a command still imports and
+A server imports `preload` (by default PRELOAD; tests/helpers.py keeps a
+second server of TensorFlow and TF-Text alone for commands that stand in for
+a model server). Only third-party modules are imported ahead: a command still imports and
 runs the package's own code, flags and gin registrations afresh, and tests
 that check what a command imports of `albert`/`official` keep their meaning.
 What differs from a fresh interpreter: no module teardown at exit (see
@@ -59,8 +61,9 @@ def python_command(args):
 class Zygote:
   """The client: starts the server lazily and runs commands through it."""
 
-  def __init__(self, env):
+  def __init__(self, env, preload=PRELOAD):
     self._env = dict(env)
+    self._preload = tuple(preload)
     self._proc = None
     self._sock = None
     self._file = None
@@ -78,7 +81,12 @@ class Zygote:
     # not to whichever test's captured stream was open when it started.
     self._log = tempfile.NamedTemporaryFile(prefix="zygote-", suffix=".log")
     self._proc = subprocess.Popen(
-        [sys.executable, os.path.abspath(__file__), str(theirs.fileno())],
+        [
+            sys.executable,
+            os.path.abspath(__file__),
+            str(theirs.fileno()),
+            ",".join(self._preload),
+        ],
         env=self._env,
         pass_fds=(theirs.fileno(),),
         stdin=subprocess.DEVNULL,
@@ -257,7 +265,7 @@ if __name__ == "__main__":
   del sys.path[0]
   import importlib
 
-  for _name in PRELOAD:
+  for _name in sys.argv[2].split(","):
     importlib.import_module(_name)
   _request = _serve(int(sys.argv[1]))
   if _request is not None:

@@ -110,7 +110,7 @@ print(json.dumps({{k: decode(v.numpy().tolist()) for k, v in out.items()}}))
       timeout=300,
       cwd=os.path.dirname(export_dir),  # not the repository
       # Not the checkout on the path either: only TF and TF-Text are wanted.
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+      env=test_helpers.SERVING_ENV,
   )
   assert run.returncode == 0, run.stderr[-3000:]
   return json.loads(run.stdout.strip().splitlines()[-1])
