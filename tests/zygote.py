@@ -10,9 +10,10 @@ streams and process group, and exits as that program would.
 
 A server imports `preload` (by default PRELOAD; tests/helpers.py keeps a
 second server of TensorFlow and TF-Text alone for commands that stand in for
-a model server). Only third-party modules are imported ahead: a command still imports and
-runs the package's own code, flags and gin registrations afresh, and tests
-that check what a command imports of `albert`/`official` keep their meaning.
+a model server). Only third-party modules are imported ahead: a command
+still imports and runs the package's own code, flags and gin registrations
+afresh, and tests that check what a command imports of `albert`/`official`
+keep their meaning.
 What differs from a fresh interpreter: no module teardown at exit (see
 `_run_and_exit`), and every child has the server's string-hash seed. A
 command whose environment differs from the server's, or that needs anything
