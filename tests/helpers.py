@@ -26,14 +26,14 @@ SERVING_ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 # has already imported TensorFlow (tests/zygote.py): the suite's stack for
 # ENV, TensorFlow and TF-Text alone for SERVING_ENV. ALBERT_TEST_ZYGOTE=0
 # turns both off.
-if os.environ.get("ALBERT_TEST_ZYGOTE", "1") != "0":
-  _ZYGOTE = zygote.Zygote(ENV)
-  _ZYGOTES = (
-      _ZYGOTE,
-      zygote.Zygote(SERVING_ENV, preload=("tensorflow", "tensorflow_text")),
-  )
-else:
-  _ZYGOTE, _ZYGOTES = None, ()
+_ZYGOTES = (
+    (
+        zygote.Zygote(ENV),
+        zygote.Zygote(SERVING_ENV, preload=("tensorflow", "tensorflow_text")),
+    )
+    if os.environ.get("ALBERT_TEST_ZYGOTE", "1") != "0"
+    else ()
+)
 
 # The smallest model most tests need; each test overrides what it is about
 # (vocab_size to fit its SentencePiece model or records, sizes, sharing).

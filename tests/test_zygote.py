@@ -9,7 +9,7 @@ import pytest
 from tests import helpers
 
 pytestmark = pytest.mark.skipif(
-    helpers._ZYGOTE is None,  # pylint: disable=protected-access
+    not helpers._ZYGOTES,  # pylint: disable=protected-access
     reason="ALBERT_TEST_ZYGOTE=0: every command is a plain subprocess",
 )
 
