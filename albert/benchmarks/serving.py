@@ -206,22 +206,23 @@ def measure(s: ServingBenchmark) -> Dict:
                   [path, c.vocab_size, seq, batch, mix_file],
               )
           )
-      specs.append(
-          _worker(
-              "matmul_floor",
-              matmul_floor,
-              [
-                  c.embedding_size,
-                  c.hidden_size,
-                  c.num_heads,
-                  c.intermediate_size,
-                  c.num_layers * c.inner_group_num,
-                  seq,
-                  batch,
-                  s.precision,
-              ],
-          )
-      )
+      floor_args = [
+          c.embedding_size,
+          c.hidden_size,
+          c.num_heads,
+          c.intermediate_size,
+          c.num_layers * c.inner_group_num,
+          seq,
+          batch,
+          s.precision,
+      ]
+      specs.append(_worker("matmul_floor", matmul_floor, floor_args))
+      if s.mix:
+        # The products alone at each request's own length: how far below
+        # the fixed export any export on these kernels could go.
+        mix_specs.append(
+            _worker("matmul_floor", matmul_floor, floor_args + [mix_file])
+        )
       if have_torch:
         specs.append(
             _worker(
@@ -328,6 +329,12 @@ def measure(s: ServingBenchmark) -> Dict:
       mix[f"{name}_throughput_vs_fixed"] = turns.paired_ratio(
           mix_many, "fixed_length", name
       )
+    mix["floor_latency_vs_fixed"] = turns.paired_ratio(
+        mix_one, "matmul_floor", "fixed_length"
+    )
+    mix["dynamic_length_vs_floor"] = turns.paired_ratio(
+        mix_one, "dynamic_length", "matmul_floor"
+    )
     if have_onnx:
       mix["latency_vs_onnxruntime"] = turns.paired_ratio(
           mix_one, "dynamic_length", "onnxruntime"
@@ -431,6 +438,13 @@ def _format_mix(mix: Dict, batch: int) -> List[str]:
         f"{mix[name + '_latency_vs_fixed']:.2f}x, batch {batch} throughput "
         f"{mix[name + '_throughput_vs_fixed']:.2f}x"
     )
+  floor = mix["matmul_floor"]
+  lines.append(
+      f"  the matrix products alone at each request's length (TF kernels): "
+      f"batch 1 {floor['latency_ms']:.1f} ms, {mix['floor_latency_vs_fixed']:.2f}x"
+      f" fixed_length's latency; dynamic_length takes "
+      f"{mix['dynamic_length_vs_floor']:.2f}x of them"
+  )
   if "onnxruntime" in mix:
     lines.append(
         f"  dynamic_length batch 1 latency {mix['latency_vs_onnxruntime']:.2f}x"
