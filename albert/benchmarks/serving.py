@@ -441,8 +441,9 @@ def _format_mix(mix: Dict, batch: int) -> List[str]:
   floor = mix["matmul_floor"]
   lines.append(
       f"  the matrix products alone at each request's length (TF kernels): "
-      f"batch 1 {floor['latency_ms']:.1f} ms, {mix['floor_latency_vs_fixed']:.2f}x"
-      f" fixed_length's latency; dynamic_length takes "
+      f"batch 1 {floor['latency_ms']:.1f} ms, "
+      f"{mix['floor_latency_vs_fixed']:.2f}x fixed_length's latency; "
+      f"dynamic_length takes "
       f"{mix['dynamic_length_vs_floor']:.2f}x of them"
   )
   if "onnxruntime" in mix:

@@ -2,6 +2,7 @@
 
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -90,3 +91,21 @@ def test_rounds_rotate_and_ratios_are_paired():
   assert times == {"a": [1.0, 2.0, 9.0], "b": [2.0, 1.0, 3.0]}
   # Per-round ratios 0.5, 2, 3: median 2 (the ratio of the medians is 1).
   assert turns.paired_ratio(times, "a", "b") == 2.0
+
+
+def test_each_call_waits_for_the_last_ones_threads_to_settle():
+  # A pause before every call (a spinning thread pool of the worker before
+  # has gone quiet by then); not part of any timing.
+  starts = []
+
+  class Clocked(_Fake):
+
+    def time(self, request):
+      starts.append(time.monotonic())
+      return super().time(request)
+
+  calls = []
+  workers = [Clocked(n, [1.0] * 2, calls) for n in "abc"]
+  turns.take_turns(workers, 2, settle=0.03)
+  gaps = [b - a for a, b in zip(starts, starts[1:])]
+  assert len(gaps) == 5 and min(gaps) >= 0.03

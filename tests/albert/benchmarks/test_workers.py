@@ -70,3 +70,45 @@ print(json.dumps([m for m in sys.modules
   assert loaded == ON_THE_WAY | {
       f"albert.benchmarks.workers.{w}" for w in workers
   }, loaded
+
+
+def test_the_floor_runs_the_encoders_products_at_any_length():
+  # matmul_floor's products against numpy, on weights drawn as it draws
+  # them, at the full length and at a shorter one (a request of the mix).
+  import numpy as np
+  import tensorflow as tf
+
+  from albert.benchmarks.workers import matmul_floor
+
+  e, h, n, f, layers, seq = 4, 8, 2, 16, 2, 6
+  d = h // n
+  products = tf.function(
+      matmul_floor.products_fn(
+          np.random.default_rng(3), tf.float32, e, h, n, f, layers, seq
+      ),
+      input_signature=[tf.TensorSpec([None, None, e], tf.float32)],
+  )
+  rng = np.random.default_rng(3)
+
+  def weight(k, m, scale=1.0):
+    return rng.standard_normal((k, m), dtype=np.float32) * scale / np.sqrt(k)
+
+  proj, wq, wk = weight(e, h), weight(h, h, 1 / np.sqrt(d)), weight(h, h)
+  wv, wo = weight(h, h, 1 / np.sqrt(seq)), weight(h, h)
+  w1, w2, wp = weight(h, f), weight(f, h), weight(h, h)
+  for batch, length in ((2, seq), (3, 4)):
+    x = np.random.default_rng(length).standard_normal((batch, length, e))
+    x = x.astype(np.float32)
+
+    def heads(t, batch=batch, length=length):  # [B * T, H] -> [B, N, T, D]
+      return t.reshape(batch, length, n, d).transpose(0, 2, 1, 3)
+
+    hidden = x.reshape(-1, e) @ proj
+    for _ in range(layers):
+      scores = heads(hidden @ wq) @ heads(hidden @ wk).transpose(0, 1, 3, 2)
+      context = (scores @ heads(hidden @ wv)).transpose(0, 2, 1, 3)
+      hidden = context.reshape(-1, h) @ wo @ w1 @ w2
+    expected = hidden.reshape(batch, length, h)[:, 0] @ wp
+    np.testing.assert_allclose(
+        products(x).numpy(), expected, rtol=1e-4, atol=1e-5
+    )

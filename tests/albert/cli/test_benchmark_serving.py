@@ -56,6 +56,12 @@ def test_json_report_on_a_tiny_model(spm_model):
   # Both SavedModels see the same texts and tokens; only the padding differs.
   assert mix["fixed_length"]["tokens"] == mix["dynamic_length"]["tokens"]
   assert mix["dynamic_length_latency_vs_fixed"] > 0
+  # The products alone at each request's length: TF's kernels (XLA would
+  # compile once per length), in the same turns.
+  assert mix["matmul_floor"]["latency_ms"] > 0
+  assert mix["matmul_floor"]["xla"] is False
+  assert mix["floor_latency_vs_fixed"] > 0
+  assert mix["dynamic_length_vs_floor"] > 0
   assert mix["dynamic_length_xla_throughput_vs_fixed"] > 0
   if have_torch:
     torch = report["torch"]
