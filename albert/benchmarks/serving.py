@@ -206,16 +206,9 @@ def measure(s: ServingBenchmark) -> Dict:
                   [path, c.vocab_size, seq, batch, mix_file],
               )
           )
-      floor_args = [
-          c.embedding_size,
-          c.hidden_size,
-          c.num_heads,
-          c.intermediate_size,
-          c.num_layers * c.inner_group_num,
-          seq,
-          batch,
-          s.precision,
-      ]
+      sizes = (c.embedding_size, c.hidden_size, c.num_heads)
+      sizes += (c.intermediate_size, c.num_layers * c.inner_group_num)
+      floor_args = [*sizes, seq, batch, s.precision]
       specs.append(_worker("matmul_floor", matmul_floor, floor_args))
       if s.mix:
         # The products alone at each request's own length: how far below
