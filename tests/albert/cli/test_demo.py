@@ -14,16 +14,18 @@ def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
       f"--work_dir={work}",
       "--corpus_mb=0.4",
       "--vocab_size=2000",
-      "--train_steps=300",
+      "--train_steps=200",
   ]
   run = helpers.run(args, timeout=1200)
   assert run.returncode == 0, run.stderr[-3000:]
   log = run.stdout + run.stderr
   losses = [
       float(x)
-      for x in re.findall(r"train \d+/300 steps.*?masked_lm_loss ([\d.]+)", log)
+      for x in re.findall(r"train \d+/200 steps.*?masked_lm_loss ([\d.]+)", log)
   ]
-  assert len(losses) == 3, log[-3000:]
+  # Reported every 100 steps (gin/demo.gin): 6.65 and 5.73 in the run of
+  # 2026-11-29.
+  assert len(losses) == 2, log[-3000:]
   assert losses[-1] < losses[0] - 0.5
   final = re.search(
       r"final masked_lm_accuracy=([\d.]+) .*"
@@ -31,7 +33,7 @@ def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
       run.stdout,
   )
   assert final and 0.0 < float(final.group(1)) < 1.0
-  assert (work / "model" / "ckpt-300.index").exists()
+  assert (work / "model" / "ckpt-200.index").exists()
   assert (work / "model" / "operative_config.gin").exists()
   assert (work / "data" / "eval.manifest.json").exists()
   # The held-out figures are the training run's final evaluation, and the
@@ -60,4 +62,4 @@ def test_demo_pipeline_trains_and_the_mlm_loss_falls(tmp_path):
   other = helpers.run(args + ["--seq_length=32"], timeout=600)
   assert other.returncode != 0
   assert "--seq_length=64 then, 32 now" in other.stderr
-  assert (work / "model" / "ckpt-300.index").exists()
+  assert (work / "model" / "ckpt-200.index").exists()
