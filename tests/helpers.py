@@ -3,6 +3,7 @@ command-line runs in a fresh process."""
 
 import fcntl
 import functools
+import importlib.util
 import json
 import os
 import pathlib
@@ -74,6 +75,14 @@ def free_ports(n: int):
   for s in sockets:
     s.close()
   return ports
+
+
+def installed(*modules: str) -> bool:
+  """Whether every module is installed: found, not imported. For tests that
+  skip without a test-only peer (PyTorch, transformers, onnxruntime) and
+  run it in other processes: importing PyTorch to find out costs seconds of
+  CPU; an installed but broken peer then fails the test instead."""
+  return all(importlib.util.find_spec(m) for m in modules)
 
 
 def tiny_config(**overrides) -> AlbertConfig:

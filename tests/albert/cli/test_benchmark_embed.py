@@ -23,8 +23,8 @@ def test_sample_texts_are_mixed_and_the_same_for_a_seed():
 
 @pytest.mark.slow
 def test_every_contestant_embeds_as_encode(tmp_path):
-  pytest.importorskip("sentence_transformers")
-  pytest.importorskip("onnxruntime")
+  if not helpers.installed("sentence_transformers", "onnxruntime"):
+    pytest.skip("sentence-transformers or onnxruntime is not installed")
   report = embedding.measure(
       embedding.EmbedBenchmark(
           model=MODEL,

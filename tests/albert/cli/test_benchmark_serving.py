@@ -8,7 +8,7 @@ from tests import helpers
 
 @pytest.mark.slow
 def test_json_report_on_a_tiny_model(spm_model):
-  have_torch = helpers.run(["-c", "import torch, transformers"]).returncode == 0
+  have_torch = helpers.installed("torch", "transformers")
   run = helpers.run(
       [
           "tools/benchmark_serving.py",

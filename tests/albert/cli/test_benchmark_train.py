@@ -94,7 +94,7 @@ def test_recompute_without_xla_against_plain_kernels():
 
 @pytest.mark.slow
 def test_float32_against_the_fastest_peer():
-  if helpers.run(["-c", "import torch, transformers"]).returncode != 0:
+  if not helpers.installed("torch", "transformers"):
     pytest.skip("torch and transformers are not installed")
   # XLA's variant: test_bfloat16_with_trainer_bindings.
   report = _run(*TINY, "--precision=float32", "--noxla")
@@ -111,7 +111,7 @@ def test_float32_against_the_fastest_peer():
 
 @pytest.mark.slow
 def test_classification_fine_tuning_against_the_peer():
-  if helpers.run(["-c", "import torch, transformers"]).returncode != 0:
+  if not helpers.installed("torch", "transformers"):
     pytest.skip("torch and transformers are not installed")
   # torch.compile's own compile takes a minute here: the float32 test
   # covers that peer.
