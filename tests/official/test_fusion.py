@@ -80,6 +80,33 @@ def test_add_layer_norm_against_numpy(residual_dtype):
   np.testing.assert_allclose(dbeta, want_dbeta, rtol=1e-5, atol=1e-5)
 
 
+def test_plain_layer_norm_against_numpy_and_the_keras_layer():
+  # Outside the kernels' scope a residual LayerNorm runs plain_layer_norm:
+  # its value and (autodiff) gradients against numpy, its value against
+  # the layer it stands for at ALBERT's epsilon.
+  rng = np.random.default_rng(2)
+  x, r, dy = (rng.normal(size=(2, 5, 16)) for _ in range(3))
+  layer = tf_keras.layers.LayerNormalization(epsilon=1e-12)
+  layer.build((None, None, 16))
+  layer.gamma.assign(rng.normal(size=16))
+  layer.beta.assign(rng.normal(size=16))
+  x_t = tf.constant(x, tf.float32)
+  with tf.GradientTape() as tape:
+    tape.watch(x_t)
+    y = fusion.residual_layer_norm(layer, x_t, tf.constant(r, tf.float32))
+  dx, dgamma, dbeta = tape.gradient(
+      y, [x_t, layer.gamma, layer.beta], tf.constant(dy, tf.float32)
+  )
+  want_y, (want_dz, want_dgamma, want_dbeta) = _numpy_add_layer_norm(
+      x, r, layer.gamma.numpy(), layer.beta.numpy(), dy, 1e-12
+  )
+  np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(dx, want_dz, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(dgamma, want_dgamma, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(dbeta, want_dbeta, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(y, layer(x + r), rtol=1e-5, atol=1e-5)
+
+
 def test_the_kernels_run_only_inside_the_scope():
   layer = tf_keras.layers.LayerNormalization(epsilon=1e-12)
   x = tf.random.normal([2, 3, 8])
