@@ -3,7 +3,6 @@ command-line runs in a fresh process."""
 
 import fcntl
 import functools
-import importlib.util
 import json
 import os
 import pathlib
@@ -14,6 +13,7 @@ import sys
 from typing import NamedTuple, Sequence
 
 from albert.modeling.config import AlbertConfig
+from official.benchmark import peers
 from tests import zygote
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,12 +77,8 @@ def free_ports(n: int):
   return ports
 
 
-def installed(*modules: str) -> bool:
-  """Whether every module is installed: found, not imported. For tests that
-  skip without a test-only peer (PyTorch, transformers, onnxruntime) and
-  run it in other processes: importing PyTorch to find out costs seconds of
-  CPU; an installed but broken peer then fails the test instead."""
-  return all(importlib.util.find_spec(m) for m in modules)
+# For tests that skip without a test-only peer and run it in other processes.
+installed = peers.installed
 
 
 def tiny_config(**overrides) -> AlbertConfig:

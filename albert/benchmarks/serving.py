@@ -7,7 +7,6 @@ measuring behind
 import dataclasses
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import random
@@ -29,6 +28,7 @@ from albert.serving import onnx_export
 from albert.serving.text_serving_module import TextServingModule
 from albert.serving.wordpiece_preprocessor import make_preprocessor
 from official.benchmark import cpu_info
+from official.benchmark import peers
 from official.benchmark import turns
 from official.errors import CommandError
 from official.errors import InputError
@@ -109,22 +109,11 @@ def measure(s: ServingBenchmark) -> Dict:
   with precision_lib.policy_scope(precision_lib.serving_policy(s.precision)):
     pretrainer = AlbertPretrainer.from_config_object(config)
   cpu = cpu_info.read()
-  have_torch = (
-      s.torch
-      and subprocess.run(
-          [sys.executable, "-c", "import torch, transformers"],
-          capture_output=True,
-      ).returncode
-      == 0
-  )
+  have_torch = s.torch and peers.installed("torch", "transformers")
   have_onnx = (
       s.onnx
       and s.precision == "float32"  # the ONNX export is float32
-      and subprocess.run(
-          [sys.executable, "-c", "import onnx, onnxruntime"],
-          capture_output=True,
-      ).returncode
-      == 0
+      and peers.installed("onnx", "onnxruntime")
   )
   note = None
   if have_torch and s.precision == "bfloat16" and not cpu.bf16:

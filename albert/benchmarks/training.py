@@ -10,7 +10,6 @@ import dataclasses
 import json
 import os
 import statistics
-import subprocess
 import sys
 from typing import Dict, List, Sequence
 
@@ -18,6 +17,7 @@ from albert import configs
 from albert.modeling import flops
 from albert.modeling.config import AlbertConfig
 from official.benchmark import cpu_info
+from official.benchmark import peers
 from official.benchmark import turns
 # Registered with gin for the gin files' TrainerConfig / OptimizerConfig
 # bindings (the workers build the trainer; this process only parses).
@@ -217,16 +217,6 @@ def _side_by_side(a: turns.Worker, b: turns.Worker, rounds: int) -> float:
   return turns.paired_ratio(times, b.name, a.name)
 
 
-def _torch_available() -> bool:
-  return (
-      subprocess.run(
-          [sys.executable, "-c", "import torch, transformers"],
-          capture_output=True,
-      ).returncode
-      == 0
-  )
-
-
 def _measure_variants(s, precision, native, pool, peers, flops_per_example):
   """Stages 1 and 2 of `precision` in `pool`'s workers: the speeds and
   ratios (each variant's peak RSS comes when its worker ends)."""
@@ -320,7 +310,7 @@ def measure(s: TrainBenchmark) -> Dict:
   """Runs the benchmark (stages 1 and 2 for each precision); the report."""
   config = s.model_config()
   cpu = cpu_info.read()
-  with_torch = s.torch and _torch_available()
+  with_torch = s.torch and peers.installed("torch", "transformers")
   if with_torch and config.sharing != "all":
     _log(
         f"AlbertConfig.sharing={config.sharing!r} has no transformers "

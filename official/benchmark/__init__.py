@@ -1,1 +1,2 @@
-"""Benchmark helpers: processes that take turns, and what CPU they ran on."""
+"""Benchmark helpers: processes that take turns, what CPU they ran on, and
+which optional peers are installed."""
