@@ -12,7 +12,6 @@ that imports only tensorflow and tensorflow_text.
 """
 
 import json
-import os
 import random
 
 import gin
@@ -109,12 +108,11 @@ def test_learns_synthetic_squad_and_serves(
           [[p["qas"][0]["question"] for p in dev], [p["context"] for p in dev]]
       )
   )
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+  # Forked from the zygote of TensorFlow and TF-Text alone (SERVING_ENV).
   done = helpers.run(
       ["-c", _SERVE, str(tmp_path / "export"), str(request)],
-      env=env,
+      env=helpers.SERVING_ENV,
       timeout=300,
-      check=False,
   )
   assert done.returncode == 0, done.stderr[-2000:]
   served = json.loads(done.stdout.strip().splitlines()[-1])
