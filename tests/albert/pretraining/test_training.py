@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -90,6 +91,17 @@ def make_trainer(
 
 def weights(trainer):
   return [v.numpy() for v in trainer.model.trainable_variables]
+
+
+@pytest.fixture(scope="module")
+def source(data_dir, tmp_path_factory):
+  """A model trained 3 steps (its one checkpoint ckpt-3): the start of the
+  tests of checkpoints it leaves. Read, never trained further."""
+  trainer = make_trainer(
+      data_dir, tmp_path_factory.mktemp("source"), train_steps=3
+  )
+  trainer.train()
+  return trainer
 
 
 @pytest.mark.slow
@@ -337,11 +349,11 @@ def test_bfloat16_learns_as_float32_does_and_resumes_in_either(
 
 @pytest.mark.slow
 def test_non_finite_loss_stops_and_keeps_the_last_good_checkpoint(
-    data_dir, tmp_path
+    data_dir, source, tmp_path
 ):
-  good = make_trainer(data_dir, tmp_path, train_steps=3)
-  good.train()
-  bad_file = tmp_path.parent / "nan.tfrecord"
+  model_dir = tmp_path / "model"
+  shutil.copytree(source.model_dir, model_dir)
+  bad_file = tmp_path / "nan.tfrecord"
   write_records(bad_file, 16, seed=3)
   # Poison the weights: NaN * nll makes the masked-LM loss NaN.
   raw = [
@@ -353,12 +365,12 @@ def test_non_finite_loss_stops_and_keeps_the_last_good_checkpoint(
       example.features.feature["masked_lm_weights"].float_list.value[0] = np.nan
       writer.write(example.SerializeToString())
   resumed = make_trainer(
-      data_dir, tmp_path, train_steps=6, train_pattern=str(bad_file)
+      data_dir, model_dir, train_steps=6, train_pattern=str(bad_file)
   )
   with pytest.raises(NonFiniteLossError, match=r"non-finite loss at step 4"):
     resumed.train()
   assert resumed.checkpoint_manager.latest_checkpoint.endswith("ckpt-3")
-  assert sorted(f for f in os.listdir(tmp_path) if f.endswith(".index")) == [
+  assert sorted(f for f in os.listdir(model_dir) if f.endswith(".index")) == [
       "ckpt-3.index"
   ]
 
@@ -391,11 +403,11 @@ def test_data_checks(data_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_weights_only_checkpoint_starts_a_fresh_optimizer(data_dir, tmp_path):
+def test_weights_only_checkpoint_starts_a_fresh_optimizer(
+    data_dir, source, tmp_path
+):
   """A converted model directory without optimizer slots: weights restored,
   LAMB state fresh, training from step 0."""
-  source = make_trainer(data_dir, tmp_path / "source", train_steps=2)
-  source.train()
   model_dir = tmp_path / "weights_only"
   tf.train.Checkpoint(model=source.model).write(str(model_dir / "ckpt-7"))
   with open(model_dir / "checkpoint", "w") as f:
@@ -470,17 +482,15 @@ def _optimizer_state(trainer):
 
 @pytest.mark.slow
 def test_continued_pretraining_starts_from_the_weights_and_moments(
-    data_dir, tmp_path
+    data_dir, source, tmp_path
 ):
-  source = make_trainer(data_dir, tmp_path / "a", train_steps=3)
-  source.train()
   first_source_loss = source.train_history[0][1]["loss"]
   # The original's default: the weights only, the optimizer afresh.
   weights_only = make_trainer(
       data_dir,
       tmp_path / "w",
       train_steps=3,
-      task_kwargs=dict(init_checkpoint=str(tmp_path / "a")),
+      task_kwargs=dict(init_checkpoint=source.model_dir),
   )
   with weights_only.strategy.scope():
     weights_only.task.initialize(weights_only.model, weights_only.optimizer)
@@ -493,7 +503,7 @@ def test_continued_pretraining_starts_from_the_weights_and_moments(
       tmp_path / "b",
       train_steps=3,
       task_kwargs=dict(
-          init_checkpoint=str(tmp_path / "a"), init_optimizer_slots=True
+          init_checkpoint=source.model_dir, init_optimizer_slots=True
       ),
   )
   with run.strategy.scope():
@@ -516,12 +526,10 @@ def test_continued_pretraining_starts_from_the_weights_and_moments(
 
 @pytest.mark.slow
 def test_init_from_group0_fills_the_blocks_the_checkpoint_lacks(
-    data_dir, tmp_path
+    data_dir, source, tmp_path
 ):
-  source = make_trainer(data_dir, tmp_path / "a", train_steps=3)
-  source.train()
   unshared = TINY.replace(sharing="none")  # a block per layer
-  kwargs = dict(init_checkpoint=str(tmp_path / "a"))
+  kwargs = dict(init_checkpoint=source.model_dir)
   run = make_trainer(
       data_dir, tmp_path / "b", model_config=unshared, task_kwargs=kwargs
   )
@@ -555,14 +563,14 @@ def test_init_from_group0_fills_the_blocks_the_checkpoint_lacks(
 
 
 @pytest.mark.slow
-def test_init_checkpoint_of_another_shape_is_refused(data_dir, tmp_path):
-  source = make_trainer(data_dir, tmp_path / "a", train_steps=3)
-  source.train()
+def test_init_checkpoint_of_another_shape_is_refused(
+    data_dir, source, tmp_path
+):
   run = make_trainer(
       data_dir,
       tmp_path / "b",
       model_config=TINY.replace(intermediate_size=48),
-      task_kwargs=dict(init_checkpoint=str(tmp_path / "a")),
+      task_kwargs=dict(init_checkpoint=source.model_dir),
   )
   with pytest.raises(ValueError, match=r"intermediate/kernel has shape"):
     run.train()
