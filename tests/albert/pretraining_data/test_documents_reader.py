@@ -79,11 +79,17 @@ def _rows(dataset):
   return sorted(rows)
 
 
-def test_examples_do_not_depend_on_the_input_pipelines(docs):
+@pytest.fixture(scope="module")
+def epoch0(docs):
+  """`_rows` of one evaluation pass (epoch 0) of `_dataset(docs)`."""
+  return _rows(_dataset(docs))
+
+
+def test_examples_do_not_depend_on_the_input_pipelines(docs, epoch0):
   # One pass (epoch 0): the same examples from one pipeline, from 2
   # pipelines (files split) and from 4 (documents split), and with another
   # cycle length.
-  one = _rows(_dataset(docs))
+  one = epoch0
   assert len(one) > 1000
   for pipelines in (2, 4):
     parts = []
@@ -94,11 +100,11 @@ def test_examples_do_not_depend_on_the_input_pipelines(docs):
   assert _rows(_dataset(docs, cycle_length=1)) == one
 
 
-def test_resume_continues_the_same_stream(docs):
+def test_resume_continues_the_same_stream(docs, epoch0):
   # From the position the last batch carried (a window and a group into an
   # epoch past the first), or by skipping what was consumed: the tail of
   # the uninterrupted stream, bit for bit.
-  epoch = sum(len(b["input_word_ids"]) for b in _dataset(docs))
+  epoch = len(epoch0)
   total, skip = 80, 60
   assert epoch < skip * 32
   full = [
@@ -123,24 +129,23 @@ def test_resume_continues_the_same_stream(docs):
   )
 
 
-def test_new_pairs_and_masks_every_epoch_unless_pinned(docs):
+def test_new_pairs_and_masks_every_epoch_unless_pinned(docs, epoch0):
   # The evaluation pass is epoch 0 of the training stream (what a pair and
   # its masks are depends on the seed, the epoch and the document only):
   # two epochs of training hold all of epoch 0's examples (windows do not
   # cross epochs) and new ones after them. A masking seed pins both: every
   # epoch is the same, whatever the shuffle seed.
-  rows = _rows(_dataset(docs))
-  epoch0, n = set(rows), len(rows)
+  first, n = set(epoch0), len(epoch0)
 
   def two_epochs(**options):
     dataset = _dataset(docs, training=True, **options)
     return _rows(dataset.take(2 * n // 32))
 
   dynamic = two_epochs()
-  repeated = sum(row in epoch0 for row in dynamic)
+  repeated = sum(row in first for row in dynamic)
   assert repeated == n
   pinned = set(_rows(_dataset(docs, masking_seed=9)))
-  assert not pinned & epoch0
+  assert not pinned & first
   assert set(two_epochs(masking_seed=9)) == pinned
   assert set(_rows(_dataset(docs, seed=4, masking_seed=9))) == pinned
 
