@@ -280,12 +280,11 @@ def residual_layer_norm(
   the kernels are on, else `plain_layer_norm`. An unbuilt layer is built by
   its own call (its weights' names), the value still computed here."""
   z = tf.cast(x, tf.float32) + tf.cast(residual, tf.float32)
-  if not layer.built:
-    layer(z)
+  first = None if layer.built else layer(z)  # builds it
   if not (
       layer.axis in ([-1], [x.shape.rank - 1]) and layer.scale and layer.center
   ):
-    return layer(z)
+    return layer(z) if first is None else first
   if enabled():
     return add_layer_norm(x, residual, layer.gamma, layer.beta, layer.epsilon)
   return plain_layer_norm(z, layer.gamma, layer.beta, layer.epsilon)

@@ -107,6 +107,24 @@ def test_plain_layer_norm_against_numpy_and_the_keras_layer():
   np.testing.assert_allclose(y, layer(x + r), rtol=1e-5, atol=1e-5)
 
 
+def test_a_layer_the_formulas_cannot_stand_for_runs_once_as_itself():
+  # No centre: the layer itself computes the value, and its first call,
+  # which builds it, is the only one.
+  calls = []
+
+  class Counted(tf_keras.layers.LayerNormalization):
+
+    def call(self, inputs):
+      calls.append(1)
+      return super().call(inputs)
+
+  layer = Counted(epsilon=1e-12, center=False)
+  x, r = tf.random.normal([2, 3, 8]), tf.random.normal([2, 3, 8])
+  y = fusion.residual_layer_norm(layer, x, r)
+  assert len(calls) == 1
+  np.testing.assert_allclose(y, layer(x + r), rtol=1e-6, atol=1e-6)
+
+
 def test_the_kernels_run_only_inside_the_scope():
   layer = tf_keras.layers.LayerNormalization(epsilon=1e-12)
   x = tf.random.normal([2, 3, 8])
