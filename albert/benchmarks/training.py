@@ -17,7 +17,7 @@ from albert import configs
 from albert.modeling import flops
 from albert.modeling.config import AlbertConfig
 from official.benchmark import cpu_info
-from official.benchmark import peers
+from official.benchmark import peers as peer_packages  # `peers`: the variants
 from official.benchmark import turns
 # Registered with gin for the gin files' TrainerConfig / OptimizerConfig
 # bindings (the workers build the trainer; this process only parses).
@@ -310,7 +310,7 @@ def measure(s: TrainBenchmark) -> Dict:
   """Runs the benchmark (stages 1 and 2 for each precision); the report."""
   config = s.model_config()
   cpu = cpu_info.read()
-  with_torch = s.torch and peers.installed("torch", "transformers")
+  with_torch = s.torch and peer_packages.installed("torch", "transformers")
   if with_torch and config.sharing != "all":
     _log(
         f"AlbertConfig.sharing={config.sharing!r} has no transformers "
