@@ -34,6 +34,7 @@ from tests.albert.finetuning.race.test_task import write_race
 from tests.albert.finetuning.own_data import test_text_multilabel
 from tests.albert.finetuning.own_data import test_token_classification
 from tests.conftest import VOCAB_SIZE
+from tests import helpers
 
 pytestmark = pytest.mark.slow
 
@@ -214,9 +215,10 @@ def test_pretraining_steps_compile(
 ):
   key = ("pretraining", input_format)
   if key not in _plain_float32:
-    _plain_float32[key] = _pretraining_step(
-        data, tmp_path, input_format, "float32", jit=False, accumulation=1
-    )
+    with helpers.eagerly():
+      _plain_float32[key] = _pretraining_step(
+          data, tmp_path, input_format, "float32", jit=False, accumulation=1
+      )
   plain_loss, plain_eval = _plain_float32[key]
   tolerance = _tolerance(policy)
   for accumulation in accumulations:
@@ -257,7 +259,8 @@ def _pretraining_step(
 
 @pytest.fixture(scope="module")
 def _plain_float32():
-  """{case: (loss, eval outputs)} of the float32 steps without XLA."""
+  """{case: (loss, eval outputs)} of the float32 steps without XLA, run
+  eagerly (`helpers.eagerly`: the same code untraced)."""
   return {}
 
 
@@ -281,9 +284,10 @@ def test_fine_tuning_steps_compile(
     _float32_after,
 ):
   if name not in _plain_float32:
-    _plain_float32[name] = _fine_tuning_step(
-        data, spm_model, tmp_path, name, "float32", jit=False, accumulation=1
-    )
+    with helpers.eagerly():
+      _plain_float32[name] = _fine_tuning_step(
+          data, spm_model, tmp_path, name, "float32", jit=False, accumulation=1
+      )
   plain_loss, plain_outputs = _plain_float32[name]
   loss, outputs = _fine_tuning_step(
       data,

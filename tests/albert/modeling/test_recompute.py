@@ -2,6 +2,8 @@
 gradients, weights and checkpoints as the plain step
 (official/modeling/recompute.py and fusion.py, SharedTransformerBlock)."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -15,6 +17,7 @@ from official.modeling import recompute
 from tests.albert.pretraining.test_training import data_dir  # noqa: F401 (fixture)
 from tests.albert.pretraining.test_training import make_trainer
 from tests.albert.pretraining.test_training import weights
+from tests import helpers
 
 TINY = dict(
     vocab_size=60,
@@ -43,6 +46,8 @@ def _inputs():
 
 
 def _gradients(model, loss_of, on, jit, inputs=None, fused=False):
+  """One step's gradients. The plain step without XLA, the reference, runs
+  eagerly (`helpers.eagerly`); every other step is traced."""
   inputs = _inputs() if inputs is None else inputs
 
   @tf.function(jit_compile=jit)
@@ -52,7 +57,9 @@ def _gradients(model, loss_of, on, jit, inputs=None, fused=False):
         loss = loss_of(model(inputs, training=True))
     return tape.gradient(loss, model.trainable_variables)
 
-  return [tf.convert_to_tensor(g).numpy() for g in step(inputs)]
+  reference = not (on or fused or jit)
+  with helpers.eagerly() if reference else contextlib.nullcontext():
+    return [tf.convert_to_tensor(g).numpy() for g in step(inputs)]
 
 
 def _pretrainer_loss(out):
@@ -153,7 +160,8 @@ def test_dropout_is_refused_in_one_line():
 @pytest.mark.slow
 def test_trainer_with_recompute_trains_the_same_weights(data_dir, tmp_path):  # noqa: F811
   plain = make_trainer(data_dir, tmp_path / "plain", train_steps=4)
-  plain.train()
+  with helpers.eagerly():
+    plain.train()
   again = make_trainer(
       data_dir, tmp_path / "recompute", train_steps=4, recompute=True
   )

@@ -214,7 +214,8 @@ def test_sentence_task_none_drops_the_sop_loss():
 @pytest.mark.slow
 def test_mirrored_equals_one_device(data_dir, tmp_path):
   one = make_trainer(data_dir, tmp_path / "one", train_steps=4)
-  one.train()
+  with helpers.eagerly():
+    one.train()
   mirrored = make_trainer(
       data_dir, tmp_path / "mirrored", strategy="mirrored", train_steps=4
   )
@@ -259,7 +260,8 @@ def test_gradient_accumulation_equals_the_big_batch(data_dir, tmp_path):
   big = make_trainer(
       data_dir, tmp_path / "big", train_steps=4, optimizer="adamw"
   )
-  big.train()
+  with helpers.eagerly():
+    big.train()
   accumulated = make_trainer(
       data_dir,
       tmp_path / "acc",
