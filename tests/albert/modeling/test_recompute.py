@@ -46,8 +46,9 @@ def _inputs():
 
 
 def _gradients(model, loss_of, on, jit, inputs=None, fused=False):
-  """One step's gradients. The plain step without XLA, the reference, runs
-  eagerly (`helpers.eagerly`); every other step is traced."""
+  """One step's gradients. The plain step, the reference, runs eagerly
+  (`helpers.eagerly`, so `jit` does not apply to it: an XLA step is held to
+  the untraced gradients); every other step is traced."""
   inputs = _inputs() if inputs is None else inputs
 
   @tf.function(jit_compile=jit)
@@ -57,7 +58,7 @@ def _gradients(model, loss_of, on, jit, inputs=None, fused=False):
         loss = loss_of(model(inputs, training=True))
     return tape.gradient(loss, model.trainable_variables)
 
-  reference = not (on or fused or jit)
+  reference = not (on or fused)
   with helpers.eagerly() if reference else contextlib.nullcontext():
     return [tf.convert_to_tensor(g).numpy() for g in step(inputs)]
 
