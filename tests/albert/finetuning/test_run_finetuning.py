@@ -83,6 +83,8 @@ from tests.albert.finetuning import finetune_helpers as helpers
 args = json.loads(sys.argv[1])
 metrics = {}
 for strategy in ("default", "mirrored"):
+  # The one-device reference runs untraced (tests/helpers.eagerly).
+  tf.config.run_functions_eagerly(strategy == "default")
   metrics[strategy] = helpers.finetune(
       "train_and_eval", "gin/finetune/sst2.gin", args["params"],
       init_checkpoint=args["init"], model_dir=args["root"] + "/" + strategy,
