@@ -96,11 +96,13 @@ def weights(trainer):
 @pytest.fixture(scope="module")
 def source(data_dir, tmp_path_factory):
   """A model trained 3 steps (its one checkpoint ckpt-3): the start of the
-  tests of checkpoints it leaves. Read, never trained further."""
+  tests of checkpoints it leaves. Read, never trained further; trained
+  untraced (`helpers.eagerly`), as the tests read only what it wrote."""
   trainer = make_trainer(
       data_dir, tmp_path_factory.mktemp("source"), train_steps=3
   )
-  trainer.train()
+  with helpers.eagerly():
+    trainer.train()
   return trainer
 
 

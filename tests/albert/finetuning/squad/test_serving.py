@@ -83,7 +83,8 @@ def test_served_answers_equal_the_python_predictions(
   for weight in model.span_head.weights:
     if "kernel" in weight.name:
       weight.assign(weight * 40.0)
-  examples, features, outputs = task.predict(model, "dev")
+  with helpers.eagerly():  # The reference, untraced.
+    examples, features, outputs = task.predict(model, "dev")
   windows = [
       sum(f["squad_feature"].example_index == i for f in features)
       for i in range(len(examples))
@@ -194,7 +195,8 @@ def test_wordpiece_chinese_answers_are_character_exact(tmp_path):
     if "kernel" in weight.name and id(weight) in span_head:
       values *= 40.0
     weight.assign(values.astype(weight.dtype.as_numpy_dtype))
-  examples, features, outputs = task.predict(model, "dev")
+  with helpers.eagerly():  # The reference, untraced.
+    examples, features, outputs = task.predict(model, "dev")
   task.write_predictions("dev", examples, features, outputs, str(tmp_path))
   with open(tmp_path / "predictions.json", encoding="utf-8") as f:
     predictions = json.load(f)
