@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from albert.finetuning import long_text
 from official.errors import InputError
+from tests import helpers as test_helpers
 from tests.albert.serving import hostile
 
 
@@ -246,7 +247,8 @@ def test_text_windows_serve_what_predict_reports(
   task.read_examples("train")  # the label set
   tf_keras.utils.set_random_seed(1)
   model = task.build_model()
-  examples, features, outputs = task.predict(model, "dev")
+  with test_helpers.eagerly():  # The reference the served answers are held to.
+    examples, features, outputs = task.predict(model, "dev")
   assert [e.text_a for e in examples] == texts
   # One document by hand: its windows through the model, then the rule.
   pieces = task.tokenizer.tokenize(texts[1])
@@ -378,7 +380,8 @@ def test_token_windows_tag_every_word_from_its_best_window(tmp_path, spm_model):
   task.read_examples("train")
   tf_keras.utils.set_random_seed(2)
   model = task.build_model()
-  examples, features, outputs = task.predict(model, "dev")
+  with test_helpers.eagerly():  # The reference the served tags are held to.
+    examples, features, outputs = task.predict(model, "dev")
   offline = task._full_tags(examples, features, outputs)
   module = task.serving_module(model, task.preprocessor())
   served = module.signatures()["serving_default"](
@@ -406,7 +409,8 @@ def test_token_windows_tag_every_word_from_its_best_window(tmp_path, spm_model):
   served = module.signatures()["serving_default"](
       tf.constant([" ".join(sentences[0][0])])
   )
-  examples, features, outputs = capped.predict(model, "dev")
+  with test_helpers.eagerly():
+    examples, features, outputs = capped.predict(model, "dev")
   tags = capped._full_tags(examples, features, outputs)[0]
   assert tags[-5:] == ["O"] * 5
   assert [t.decode() for t in served["tags"][0].numpy()] == tags
