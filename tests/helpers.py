@@ -219,15 +219,20 @@ def made_once(tmp_path_factory, name: str, make) -> pathlib.Path:
 
 
 @contextlib.contextmanager
-def eagerly():
-  """Inside, every `tf.function` runs op by op, untraced.
+def eagerly(enabled: bool = True):
+  """Inside, every `tf.function` runs op by op, untraced (nothing changes
+  when `enabled` is false, for code that runs both sides of a comparison).
 
   For the reference side of a comparison (the plain float32 step that an
-  XLA, recomputed or mirrored step is held to): the same Python code, the
-  same kernels, in a tenth of the time of a traced train step's first call
-  (tracing a tiny model's step costs seconds). The side under test stays
-  traced, as users run it. tf.data functions are traced either way.
+  XLA, recomputed or mirrored step is held to): the same Python code and
+  ops, without the graph's rewrites, in a tenth of the time of a traced
+  train step's first call (tracing a tiny model's step costs seconds). The
+  side under test stays traced, as users run it. tf.data functions are
+  traced either way.
   """
+  if not enabled:
+    yield
+    return
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
   before = tf.config.functions_run_eagerly()

@@ -5,7 +5,6 @@ calls). Pretraining, a resumed run, continued pretraining, fine-tuning
 process, write the same files there as on a local disk, and nothing
 locally."""
 
-import contextlib
 import os
 import re
 import uuid
@@ -58,21 +57,18 @@ def _workflow(root: str, inputs: str, reference: bool = False) -> None:
   checkpoint, and the exports are traced in both runs."""
 
   def pretraining(model_dir, steps, *extra):
-    with helpers.eagerly() if reference else contextlib.nullcontext():
-      _pretrain(model_dir, steps, *extra)
-
-  def _pretrain(model_dir, steps, *extra):
-    pretrain(
-        model_dir=model_dir,
-        gin_file=["gin/tiny.gin"],
-        gin_param=[
-            *_PRETRAIN,
-            f"PretrainTask.train_file_pattern='{inputs}/train-*.tfrecord'",
-            f"PretrainTask.eval_file_pattern='{inputs}/eval.tfrecord'",
-            f"TRAIN_STEPS={steps}",
-            *extra,
-        ],
-    )
+    with helpers.eagerly(reference):
+      pretrain(
+          model_dir=model_dir,
+          gin_file=["gin/tiny.gin"],
+          gin_param=[
+              *_PRETRAIN,
+              f"PretrainTask.train_file_pattern='{inputs}/train-*.tfrecord'",
+              f"PretrainTask.eval_file_pattern='{inputs}/eval.tfrecord'",
+              f"TRAIN_STEPS={steps}",
+              *extra,
+          ],
+      )
 
   pretrained = f"{root}/pretrained"
   pretraining(pretrained, 2)

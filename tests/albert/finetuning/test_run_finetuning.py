@@ -79,16 +79,18 @@ def _weights(model_dir):
 _TRAIN_BOTH = (
     test_helpers.TWO_CPUS_SCRIPT
     + """
+from tests import helpers as test_helpers
 from tests.albert.finetuning import finetune_helpers as helpers
 args = json.loads(sys.argv[1])
 metrics = {}
 for strategy in ("default", "mirrored"):
-  # The one-device reference runs untraced (tests/helpers.eagerly).
-  tf.config.run_functions_eagerly(strategy == "default")
-  metrics[strategy] = helpers.finetune(
-      "train_and_eval", "gin/finetune/sst2.gin", args["params"],
-      init_checkpoint=args["init"], model_dir=args["root"] + "/" + strategy,
-      data_dir=args["data_dir"], spm_model_file=args["spm"], strategy=strategy)
+  # The one-device reference runs untraced.
+  with test_helpers.eagerly(strategy == "default"):
+    metrics[strategy] = helpers.finetune(
+        "train_and_eval", "gin/finetune/sst2.gin", args["params"],
+        init_checkpoint=args["init"], model_dir=args["root"] + "/" + strategy,
+        data_dir=args["data_dir"], spm_model_file=args["spm"],
+        strategy=strategy)
 print(json.dumps(metrics))
 """
 )

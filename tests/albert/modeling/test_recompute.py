@@ -2,8 +2,6 @@
 gradients, weights and checkpoints as the plain step
 (official/modeling/recompute.py and fusion.py, SharedTransformerBlock)."""
 
-import contextlib
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -58,8 +56,7 @@ def _gradients(model, loss_of, on, jit, inputs=None, fused=False):
         loss = loss_of(model(inputs, training=True))
     return tape.gradient(loss, model.trainable_variables)
 
-  reference = not (on or fused)
-  with helpers.eagerly() if reference else contextlib.nullcontext():
+  with helpers.eagerly(not (on or fused)):
     return [tf.convert_to_tensor(g).numpy() for g in step(inputs)]
 
 
