@@ -106,28 +106,26 @@ def run(
 
   `args` starting with a tools/ path, `-m` or `-c` get `sys.executable` in
   front. Every test's fresh process goes through `run` or `start`. A Python
-  command with ENV or SERVING_ENV and no options but `input` is forked from
-  that environment's zygote (unless `fork=False`); anything else is a plain
-  subprocess.
+  command with ENV or SERVING_ENV (or either with other values of what is
+  read at run time: zygote.RUNTIME_ENV) and no options but `input` is
+  forked from that environment's zygote (unless `fork=False`); anything
+  else is a plain subprocess.
   """
   command = _command(args)
-  server = next((z for z in _ZYGOTES if z.serves(env or ENV)), None)
-  if (
-      fork
-      and server is not None
-      and set(kwargs) <= {"input"}
-      and zygote.python_command(command)
-  ):
+  env = env or ENV
+  server = _server(env, command) if fork else None
+  if server is not None and set(kwargs) <= {"input"}:
     return server.run(
         command,
         cwd=os.fspath(cwd or REPO),
+        env=env,
         timeout=timeout,
         input=kwargs.get("input"),
     )
   return subprocess.run(
       command,
       cwd=cwd or REPO,
-      env=env or ENV,
+      env=env,
       capture_output=True,
       text=True,
       timeout=timeout,
@@ -135,12 +133,33 @@ def run(
   )
 
 
-def start(args: Sequence[str], *, env=None, cwd=None, **kwargs):
+# What `start` passes on to a forked command; any other option of
+# `subprocess.Popen` gets a plain subprocess.
+_FORKED_OPTIONS = frozenset(
+    {"stdin", "stdout", "stderr", "text", "bufsize", "encoding", "errors"}
+)
+
+
+def start(
+    args: Sequence[str], *, env=None, cwd=None, fork: bool = True, **kwargs
+) -> subprocess.Popen:
   """`run`'s command started in the background (a `subprocess.Popen`), for
-  tests that kill it or talk to it; output is not captured unless asked."""
-  return subprocess.Popen(
-      _command(args), cwd=cwd or REPO, env=env or ENV, **kwargs
-  )
+  tests that kill it, signal it or talk to it; output is not captured
+  unless asked. Forked from a zygote as `run`'s are (its parent is then the
+  zygote, not the test)."""
+  command = _command(args)
+  env = env or ENV
+  server = _server(env, command) if fork else None
+  if server is not None and set(kwargs) <= _FORKED_OPTIONS:
+    return server.popen(command, cwd=os.fspath(cwd or REPO), env=env, **kwargs)
+  return subprocess.Popen(command, cwd=cwd or REPO, env=env, **kwargs)
+
+
+def _server(env, command):
+  """The zygote that can fork `command` with `env`, or None."""
+  if not zygote.python_command(command):
+    return None
+  return next((z for z in _ZYGOTES if z.serves(env)), None)
 
 
 def _command(args: Sequence[str]):

@@ -1,9 +1,12 @@
 """A command forked from the test zygote (tests/zygote.py) behaves as the
 same command in a fresh interpreter: arguments, paths, streams, exit codes,
-threads and `atexit` at exit, signals and timeouts."""
+threads and `atexit` at exit, signals and timeouts, run to its end
+(`helpers.run`) or started (`helpers.start`)."""
 
 import os
+import signal
 import subprocess
+import time
 
 import pytest
 from tests import helpers
@@ -120,7 +123,8 @@ def test_another_environment_or_option_gets_a_plain_subprocess():
   parent = "import os; print(os.getppid())"
   assert int(helpers.run(["-c", parent]).stdout) != os.getpid()
   for kwargs in (
-      dict(env=dict(helpers.ENV, ALBERT_PROBE="1")),
+      # Read when TensorFlow is imported, which the server has done.
+      dict(env=dict(helpers.ENV, TF_NUM_INTEROP_THREADS="1")),
       dict(fork=False),
       dict(stdin=subprocess.DEVNULL),
   ):
@@ -140,3 +144,65 @@ def test_the_serving_environment_forks_from_a_server_of_tf_and_tf_text():
   assert forked.returncode == fresh.returncode == 0, forked.stderr[-2000:]
   assert forked.stdout == "False []\n"  # a child of the zygote
   assert fresh.stdout == "True []\n"
+
+
+def test_the_environment_read_at_run_time_reaches_the_command():
+  code = "import os; print(os.environ.get('TF_CONFIG'), os.environ['ALBERT_X'])"
+  env = dict(helpers.ENV, TF_CONFIG='{"task": {}}', ALBERT_X="x")
+  forked, fresh = _both(["-c", code], env=env)
+  _same(forked, fresh)
+  assert forked.stdout == '{"task": {}} x\n'
+  # ... and only that command's: the next one has the server's.
+  code = "import os; print('TF_CONFIG' in os.environ)"
+  assert helpers.run(["-c", code]).stdout == "False\n"
+
+
+def _start_both(args, **kwargs):
+  """The command started forked and in a fresh interpreter."""
+  forked = helpers.start(args, **kwargs)
+  fresh = helpers.start(args, fork=False, **kwargs)
+  return forked, fresh
+
+
+def test_started_commands_talk_exit_and_take_signals_as_fresh_ones():
+  code = (
+      "import os, sys; line = sys.stdin.readline(); "
+      "print(line.upper(), os.environ['TF_CONFIG'], os.getppid() == %d, "
+      "end=''); print('err', file=sys.stderr); sys.exit(5)" % os.getpid()
+  )
+  pipes = dict(
+      stdin=subprocess.PIPE,
+      stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE,
+      text=True,
+      env=dict(helpers.ENV, TF_CONFIG="{}"),
+  )
+  forked, fresh = _start_both(["-c", code], **pipes)
+  assert type(forked) is not subprocess.Popen  # pylint: disable=unidiomatic-typecheck
+  answers = [p.communicate("hello\n", timeout=120) for p in (forked, fresh)]
+  assert answers[0] == ("HELLO\n {} False", "err\n")
+  assert answers[1] == ("HELLO\n {} True", "err\n")
+  assert forked.returncode == fresh.returncode == 5
+  # Running until signalled: poll() says so, the pid is the program's own,
+  # and the signal ends it as it ends a fresh one.
+  code = "import sys, time; print('up', flush=True); time.sleep(600)"
+  for sig in (signal.SIGTERM, signal.SIGKILL):
+    both = _start_both(["-c", code], stdout=subprocess.PIPE, text=True)
+    for process in both:
+      assert process.stdout.readline() == "up\n"
+      assert process.poll() is None
+      with open(f"/proc/{process.pid}/cmdline", "rb") as f:
+        assert f.read()  # a live process
+      process.send_signal(sig)
+      process.wait(timeout=60)
+      process.stdout.close()
+    assert [p.returncode for p in both] == [-sig, -sig]
+  # poll() sees an exit without wait(), as soon as the pid is gone.
+  forked = helpers.start(["-c", "pass"])
+  deadline = time.time() + 60
+  while forked.poll() is None:
+    assert time.time() < deadline
+    time.sleep(0.01)
+  assert forked.returncode == 0
+  with pytest.raises(ProcessLookupError):
+    os.kill(forked.pid, 0)

@@ -6,7 +6,10 @@ each import TensorFlow (4-7 s, by CPU) before doing a second of work.
 server imports the heavy third-party stack and then, for each command, forks
 a child that becomes `python -m MODULE ...`, `python SCRIPT ...` or
 `python -c CODE ...` with its own working directory, argument list, standard
-streams and process group, and exits as that program would.
+streams (file descriptors passed over the socket) and process group, and
+exits as that program would. Commands may run side by side: `run` waits for
+one, `popen` returns a `subprocess.Popen` for a test to signal, kill or talk
+to (the server reports its children's exit statuses).
 
 A server imports `preload` (by default PRELOAD; tests/helpers.py keeps a
 second server of TensorFlow and TF-Text alone for commands that stand in for
@@ -15,11 +18,12 @@ still imports and runs the package's own code, flags and gin registrations
 afresh, and tests that check what a command imports of `albert`/`official`
 keep their meaning.
 What differs from a fresh interpreter: no module teardown at exit (see
-`_run_and_exit`), and every child has the server's string-hash seed. A
-command whose environment differs from the server's, or that needs anything
-`subprocess.run` offers beyond a timeout and text input, runs as a plain
-subprocess instead (`helpers.run` decides); tests/test_zygote.py holds the
-two ways to the same results.
+`_run_and_exit`), the parent is the server, and every child has the
+server's string-hash seed. A command whose environment differs from the
+server's in anything but RUNTIME_ENV, or that needs an option of
+`subprocess` beyond working directory, streams and text mode, runs as a
+plain subprocess instead (`helpers.run` and `helpers.start` decide);
+tests/test_zygote.py holds the two ways to the same results.
 """
 
 import json
@@ -46,6 +50,21 @@ PRELOAD = (
     "absl.logging",
 )
 
+# Environment variables read when a program runs, not when the preloaded
+# modules are imported: a command's environment may differ from the
+# server's in these (set in the child before the program starts).
+RUNTIME_ENV_PREFIXES = ("ALBERT_",)  # the package's own; it is not preloaded
+RUNTIME_ENV = frozenset(
+    {
+        "TF_CONFIG",  # read when a distribution strategy is built
+        "HF_ENDPOINT",  # read by huggingface_hub, not preloaded
+    }
+)
+_OWN_SWITCH = "ALBERT_TEST_ZYGOTE"
+
+# The largest request: a `-c` script and its arguments.
+_MAX_MESSAGE = 1 << 20
+
 
 def python_command(args):
   """`(kind, target, rest)` for `[python] -m MOD|-c CODE|SCRIPT.py ...`, or
@@ -59,6 +78,12 @@ def python_command(args):
   return None
 
 
+def _runtime_key(key):
+  return key != _OWN_SWITCH and (
+      key in RUNTIME_ENV or key.startswith(RUNTIME_ENV_PREFIXES)
+  )
+
+
 class Zygote:
   """The client: starts the server lazily and runs commands through it."""
 
@@ -67,17 +92,20 @@ class Zygote:
     self._preload = tuple(preload)
     self._proc = None
     self._sock = None
-    self._file = None
     self._log = None
-    # The server runs one command at a time: a test's threads take turns.
-    self._lock = threading.Lock()
+    self._next_id = 0
+    # Replies by request id; the reader thread fills them.
+    self._replies = {}
+    self._changed = threading.Condition()
+    self._send_lock = threading.Lock()
 
   def serves(self, env) -> bool:
     """Whether a command with `env` can be forked from this server."""
-    return env == self._env
+    keys = set(env) | set(self._env)
+    return all(env.get(k) == self._env.get(k) or _runtime_key(k) for k in keys)
 
   def _start(self):
-    ours, theirs = socket.socketpair()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     # The server's own output (TensorFlow's start-up lines) goes to a log,
     # not to whichever test's captured stream was open when it started.
     self._log = tempfile.NamedTemporaryFile(prefix="zygote-", suffix=".log")
@@ -96,51 +124,195 @@ class Zygote:
     )
     theirs.close()
     self._sock = ours
-    self._file = ours.makefile("rwb", buffering=0)
+    with self._changed:
+      self._replies = {}
+    threading.Thread(
+        target=self._read, args=(ours, self._proc), daemon=True
+    ).start()
 
-  def run(self, args, *, cwd, timeout, input=None):
-    """Like `subprocess.run(args, capture_output=True, text=True, ...)`."""
-    with self._lock:
-      return self._run(args, cwd=cwd, timeout=timeout, input=input)
+  def _read(self, sock, proc):
+    """Files each reply of the server under its request id."""
+    while True:
+      try:
+        message = sock.recv(_MAX_MESSAGE)
+      except OSError:
+        message = b""
+      with self._changed:
+        if not message:
+          if self._proc is proc:
+            self._replies["dead"] = True
+          self._changed.notify_all()
+          return
+        reply = json.loads(message)
+        self._replies.setdefault(reply["id"], {}).update(reply)
+        self._changed.notify_all()
 
-  def _run(self, args, *, cwd, timeout, input):
+  def _died(self):
+    with open(self._log.name, errors="replace") as f:
+      log = f.read()[-3000:]
+    return RuntimeError(f"the test zygote died; its output:\n{log}")
+
+  def spawn(self, args, *, cwd, env, fds):
+    """Forks `args` with standard streams `fds` (three file descriptors)
+    and returns (request id, pid)."""
     kind, target, rest = python_command(args)
-    if self._proc is None or self._proc.poll() is not None:
-      self._start()
+    changed = {
+        k: env.get(k)
+        for k in set(env) | set(self._env)
+        if env.get(k) != self._env.get(k)
+    }
+    with self._send_lock:
+      if self._proc is None or self._proc.poll() is not None:
+        self._start()
+      self._next_id += 1
+      request_id = self._next_id
+      request = dict(
+          id=request_id,
+          kind=kind,
+          target=target,
+          args=rest,
+          cwd=os.fspath(cwd),
+          env=changed,
+      )
+      socket.send_fds(self._sock, [json.dumps(request).encode()], list(fds))
+    return request_id, self._await(request_id, "pid", None)
+
+  def _await(self, request_id, key, timeout):
+    """The server's `key` for the request; None if `timeout` passes."""
+    with self._changed:
+      ok = self._changed.wait_for(
+          lambda: key in self._replies.get(request_id, {})
+          or "dead" in self._replies,
+          timeout,
+      )
+      if not ok:
+        return None
+      if key in self._replies.get(request_id, {}):
+        value = self._replies[request_id][key]
+        if key == "status":
+          del self._replies[request_id]
+        return value
+    raise self._died()
+
+  def status(self, request_id, timeout):
+    """The child's wait status (as `os.waitpid` gives it); None if it is
+    still running after `timeout` seconds (None: wait as long as it runs)."""
+    return self._await(request_id, "status", timeout)
+
+  def run(self, args, *, cwd, env, timeout, input=None):
+    """Like `subprocess.run(args, capture_output=True, text=True, ...)`."""
     with tempfile.TemporaryDirectory(prefix="zygote-") as tmp:
       paths = {n: os.path.join(tmp, n) for n in ("in", "out", "err")}
       with open(paths["in"], "w") as f:
         f.write(input or "")
-      request = dict(kind=kind, target=target, args=rest, cwd=cwd, **paths)
-      pid = None
+      modes = {"in": "rb", "out": "wb", "err": "wb"}
+      files = [open(paths[n], modes[n]) for n in ("in", "out", "err")]
       try:
-        self._file.write(json.dumps(request).encode() + b"\n")
-        pid = self._reply("pid")
-        ready, _, _ = select.select([self._sock], [], [], timeout)
-        if not ready:
+        request_id, pid = self.spawn(
+            args, cwd=cwd, env=env, fds=[f.fileno() for f in files]
+        )
+      finally:
+        for f in files:
+          f.close()
+      try:
+        status = self.status(request_id, timeout)
+        timed_out = status is None
+        if timed_out:
           _kill_group(pid)
-        returncode = self._reply("returncode")
+          status = self.status(request_id, None)
       except BaseException:
         # Interrupted half-way (Ctrl-C in pytest, a dead server): the
         # command and the server go, and the next call starts a new one.
-        if pid is not None:
-          _kill_group(pid)
+        _kill_group(pid)
+        self._stop()
+        raise
+      out, err = (_read_text(paths[n]) for n in ("out", "err"))
+    if timed_out:
+      raise subprocess.TimeoutExpired(args, timeout, out, err)
+    returncode = os.waitstatus_to_exitcode(status)
+    return subprocess.CompletedProcess(args, returncode, out, err)
+
+  def popen(self, args, *, cwd, env, **kwargs):
+    """A `subprocess.Popen` of `args` forked from this server."""
+    return ForkedPopen(self, args, cwd=cwd, env=env, **kwargs)
+
+  def _stop(self):
+    with self._send_lock:
+      if self._proc is not None:
         self._proc.kill()
         self._proc.wait()
         self._proc = None
-        raise
-      out, err = (_read_text(paths[n]) for n in ("out", "err"))
-    if not ready:
-      raise subprocess.TimeoutExpired(args, timeout, out, err)
-    return subprocess.CompletedProcess(args, returncode, out, err)
 
-  def _reply(self, key):
-    line = self._file.readline()
-    if not line:
-      with open(self._log.name, errors="replace") as f:
-        log = f.read()[-3000:]
-      raise RuntimeError(f"the test zygote died; its output:\n{log}")
-    return json.loads(line)[key]
+
+class ForkedPopen(subprocess.Popen):
+  """A `subprocess.Popen` whose child a zygote forks: pipes, `poll`,
+  `wait`, `communicate`, `send_signal` and `kill` as for any child; the exit
+  status comes from the server, the child's parent."""
+
+  def __init__(self, zygote, args, **kwargs):
+    self._zygote = zygote
+    self._request_id = None
+    super().__init__(args, **kwargs)
+
+  def _execute_child(
+      self,
+      args,
+      executable,
+      preexec_fn,
+      close_fds,
+      pass_fds,
+      cwd,
+      env,
+      startupinfo,
+      creationflags,
+      shell,
+      p2cread,
+      p2cwrite,
+      c2pread,
+      c2pwrite,
+      errread,
+      errwrite,
+      *unused,
+  ):
+    try:
+      # -1: the stream is inherited, as a plain child's would be.
+      fds = [
+          fd if fd != -1 else inherited
+          for fd, inherited in ((p2cread, 0), (c2pwrite, 1), (errwrite, 2))
+      ]
+      self._request_id, self.pid = self._zygote.spawn(
+          args,
+          cwd=cwd or os.getcwd(),
+          env=os.environ if env is None else env,
+          fds=fds,
+      )
+      self._child_created = True
+    finally:
+      self._close_pipe_fds(
+          p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite
+      )
+
+  def _try_wait(self, wait_flags):
+    blocking = not wait_flags & os.WNOHANG
+    status = self._zygote.status(self._request_id, None if blocking else 0)
+    if status is None:
+      try:
+        os.kill(self.pid, 0)
+      except ProcessLookupError:
+        # The server has reaped it; its status is on the way.
+        status = self._zygote.status(self._request_id, None)
+    return (0, 0) if status is None else (self.pid, status)
+
+  def _internal_poll(self, _deadstate=None, **unused):
+    if self.returncode is None and self._waitpid_lock.acquire(False):
+      try:
+        if self.returncode is None:
+          pid, status = self._try_wait(os.WNOHANG)
+          if pid:
+            self._handle_exitstatus(status)
+      finally:
+        self._waitpid_lock.release()
+    return self.returncode
 
 
 def _kill_group(pid):
@@ -158,29 +330,59 @@ def _read_text(path):
 
 
 def _serve(fd):
-  """Forks a child per request; returns the request in the child."""
+  """Forks a child per request and reports its pid, then its exit status;
+  returns the request in the child, None in the server once the client has
+  gone. One thread: SIGCHLD wakes the loop through a pipe."""
   sock = socket.socket(fileno=fd)
-  conn = sock.makefile("rwb", buffering=0)
-  for line in conn:
-    request = json.loads(line)
+  wake_read, wake_write = os.pipe()
+  os.set_blocking(wake_read, False)
+  os.set_blocking(wake_write, False)
+  signal.set_wakeup_fd(wake_write)
+  signal.signal(signal.SIGCHLD, lambda *_: None)
+  children = {}  # pid -> request id
+
+  def send(reply):
+    sock.send(json.dumps(reply).encode())
+
+  while True:
+    ready, _, _ = select.select([sock, wake_read], [], [])
+    if wake_read in ready:
+      try:
+        os.read(wake_read, 4096)
+      except BlockingIOError:
+        pass
+    while children:
+      pid, status = os.waitpid(-1, os.WNOHANG)
+      if pid == 0:
+        break
+      send({"id": children.pop(pid), "status": status})
+    if sock not in ready:
+      continue
+    message, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 3)
+    if not message:
+      return None
+    request = json.loads(message)
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-      conn.close()
+      signal.set_wakeup_fd(-1)
+      signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+      for own in (wake_read, wake_write):
+        os.close(own)
       sock.close()
+      request["fds"] = fds
       return request
+    for received in fds:
+      os.close(received)
     # Also set by the child: whichever runs first, the group exists before
     # the client may signal it.
     try:
       os.setpgid(pid, pid)
     except (PermissionError, ProcessLookupError):
       pass  # the child has already exec'd or exited
-    conn.write(json.dumps({"pid": pid}).encode() + b"\n")
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    conn.write(json.dumps({"returncode": code}).encode() + b"\n")
-  return None
+    children[pid] = request["id"]
+    send({"id": request["id"], "pid": pid})
 
 
 def _become(request):
@@ -195,16 +397,17 @@ def _become(request):
   import numpy as np
 
   np.random.seed()
+  for key, value in request["env"].items():
+    if value is None:
+      os.environ.pop(key, None)
+    else:
+      os.environ[key] = value
   os.chdir(request["cwd"])
-  write = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-  for fd, name, mode in (
-      (0, "in", os.O_RDONLY),
-      (1, "out", write),
-      (2, "err", write),
-  ):
-    new = os.open(request[name], mode, 0o600)
-    os.dup2(new, fd)
-    os.close(new)
+  for target, fd in enumerate(request["fds"]):
+    os.dup2(fd, target)
+  for fd in set(request["fds"]):
+    if fd > 2:
+      os.close(fd)
   kind, target, args = request["kind"], request["target"], request["args"]
   if kind == "-m":
     sys.path[0] = os.getcwd()
