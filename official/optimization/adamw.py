@@ -46,7 +46,7 @@ class AdamW(lamb.Lamb):
     )
 
   def _trust_ratio(
-      self, name: str, variable: tf.Variable, update: tf.Tensor
+      self, name: str, weights: tf.Tensor, update: tf.Tensor
   ) -> tf.Tensor:
     del name, update  # AdamW never adapts per layer.
-    return tf.ones([], variable.dtype)
+    return tf.ones([], weights.dtype)

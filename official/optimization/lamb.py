@@ -18,6 +18,7 @@ step clips the global gradient norm before calling `apply_gradients`.
 import re
 from typing import Optional, Sequence, Tuple
 
+import numpy as np
 import tensorflow as tf
 import tf_keras
 
@@ -68,7 +69,12 @@ class Lamb(tf_keras.optimizers.Optimizer):
             f"{arg}={kwargs[arg]!r} is not supported by {type(self).__name__}: "
             "use weight_decay_rate, and clip in the training step"
         )
-    super().__init__(name=name, **kwargs)
+    # tf_keras' own decoupled decay (`weight_decay`, 0 by default) would
+    # still subtract `w * 0 * lr` from every variable each step: a pass over
+    # all weights and seven graph ops per variable for nothing. None turns
+    # it off; this class decays in `update_step`.
+    kwargs.pop("weight_decay", None)
+    super().__init__(name=name, weight_decay=None, **kwargs)
     self._learning_rate = self._build_learning_rate(learning_rate)
     self.beta_1 = beta_1
     self.beta_2 = beta_2
@@ -122,39 +128,48 @@ class Lamb(tf_keras.optimizers.Optimizer):
     return not _matches(name, self.exclude_from_layer_adaptation)
 
   def update_step(self, gradient, variable):
-    """Applies one LAMB update to `variable` (see the module docstring)."""
+    """Applies one LAMB update to `variable` (see the module docstring).
+
+    Written for a small graph (this runs once per variable when a training
+    step is traced): constants such as 1 - beta_1 are folded in the
+    variable's dtype, as the kernels would compute them; the new moments
+    and the variable are used as tensors rather than read again.
+    """
     dtype = variable.dtype
     gradient = tf.cast(tf.convert_to_tensor(gradient), dtype)  # dense update
     index = self._index_dict[self._var_key(variable)]
     m = self._momentums[index]
     v = self._velocities[index]
     lr = tf.cast(self.learning_rate, dtype)
-    beta_1 = tf.cast(self.beta_1, dtype)
-    beta_2 = tf.cast(self.beta_2, dtype)
+    beta_1, one_minus_beta_1 = _and_one_minus(self.beta_1, dtype)
+    beta_2, one_minus_beta_2 = _and_one_minus(self.beta_2, dtype)
 
-    m.assign(beta_1 * m + (1.0 - beta_1) * gradient)
-    v.assign(beta_2 * v + (1.0 - beta_2) * tf.square(gradient))
-    m_hat, v_hat = m, v
+    new_m = beta_1 * m + one_minus_beta_1 * gradient
+    new_v = beta_2 * v + one_minus_beta_2 * tf.square(gradient)
+    m.assign(new_m)
+    v.assign(new_v)
+    m_hat, v_hat = new_m, new_v
     if self.bias_correction:
       step = tf.cast(self.iterations + 1, dtype)
-      m_hat = m / (1.0 - tf.pow(beta_1, step))
-      v_hat = v / (1.0 - tf.pow(beta_2, step))
-    update = m_hat / (tf.sqrt(v_hat) + tf.cast(self.epsilon, dtype))
+      m_hat = new_m / (1.0 - tf.pow(tf.constant(beta_1, dtype), step))
+      v_hat = new_v / (1.0 - tf.pow(tf.constant(beta_2, dtype), step))
+    update = m_hat / (tf.sqrt(v_hat) + tf.constant(self.epsilon, dtype))
     name = variable.name
+    weights = tf.convert_to_tensor(variable)
     if self.applies_weight_decay(name):
-      update += tf.cast(self.weight_decay_rate, dtype) * variable
-    ratio = self._trust_ratio(name, variable, update)
+      update += tf.constant(self.weight_decay_rate, dtype) * weights
+    ratio = self._trust_ratio(name, weights, update)
     variable.assign_sub(lr * ratio * update)
 
   def _trust_ratio(
-      self, name: str, variable: tf.Variable, update: tf.Tensor
+      self, name: str, weights: tf.Tensor, update: tf.Tensor
   ) -> tf.Tensor:
     """||w|| / ||u|| when both are positive and `name` is adapted, else 1."""
-    one = tf.ones([], variable.dtype)
+    one = tf.ones([], weights.dtype)
     if not self.applies_layer_adaptation(name):
       return one
-    w_norm = tf.norm(variable)
-    u_norm = tf.norm(update)
+    w_norm = _norm(weights)
+    u_norm = _norm(update)
     return tf.where(
         w_norm > 0.0, tf.where(u_norm > 0.0, w_norm / u_norm, one), one
     )
@@ -184,3 +199,16 @@ class Lamb(tf_keras.optimizers.Optimizer):
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
   return any(re.search(pattern, name) for pattern in patterns)
+
+
+def _and_one_minus(beta: float, dtype) -> Tuple[float, float]:
+  """`beta` and `1 - beta` as `dtype` rounds them: the difference taken in
+  that dtype, as a graph's subtraction of the two constants would give."""
+  as_numpy = tf.as_dtype(dtype).as_numpy_dtype
+  rounded = np.asarray(beta, as_numpy)
+  return float(rounded), float(np.asarray(1.0, as_numpy) - rounded)
+
+
+def _norm(x: tf.Tensor) -> tf.Tensor:
+  """The Euclidean norm of all of `x`, as `tf.norm` computes it."""
+  return tf.sqrt(tf.reduce_sum(tf.square(x)))

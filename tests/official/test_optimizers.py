@@ -223,3 +223,31 @@ def test_slots_are_the_moments_of_that_variable():
     np.testing.assert_allclose(v.numpy(), (1 - B2) * g * g, rtol=1e-4)
   with pytest.raises(ValueError, match="c/kernel.*has no LAMB slots"):
     opt.slots(tf.Variable(np.ones((3,), np.float32), name="c/kernel"))
+
+
+@pytest.mark.parametrize("optimizer_cls", [Lamb, AdamW])
+def test_one_write_per_variable_and_slot_per_step(optimizer_cls):
+  # A traced step writes each variable once (no tf_keras decay of w * 0 on
+  # top of this update) and each moment once, and reads nothing it has
+  # just computed: the graph every training step traces stays small.
+  variables = [
+      tf.Variable(np.ones(shape, np.float32), name=name)
+      for name, shape in (("a/kernel", (2, 3)), ("a/bias", (3,)))
+  ]
+  opt = optimizer_cls(learning_rate=0.01)
+  opt.build(variables)
+
+  @tf.function
+  def step(grads):
+    opt.apply_gradients(zip(grads, variables))
+
+  graph = step.get_concrete_function(
+      [tf.TensorSpec(v.shape, tf.float32) for v in variables]
+  ).graph
+  types = [op.type for op in graph.get_operations()]
+  assert types.count("AssignSubVariableOp") == len(variables)
+  # m and v of each variable, and the iteration count.
+  assert types.count("AssignVariableOp") == 2 * len(variables)
+  assert types.count("AssignAddVariableOp") == 1
+  # The variable once, and the learning rate once per variable.
+  assert types.count("ReadVariableOp") <= 4 * len(variables) + 2, types
