@@ -310,6 +310,12 @@ class ForkedPopen(subprocess.Popen):
           pid, status = self._try_wait(os.WNOHANG)
           if pid:
             self._handle_exitstatus(status)
+      except RuntimeError:
+        # The server died: no status will come. `__del__` and
+        # subprocess's clean-up pass `_deadstate`; anyone else hears why.
+        if _deadstate is None:
+          raise
+        self.returncode = _deadstate
       finally:
         self._waitpid_lock.release()
     return self.returncode
