@@ -147,8 +147,8 @@ class Trainer:
     )
     self._first_nonfinite = None  # of the last loop, on this worker
     # The loops are Python `for` over `tf.range`: AutoGraph makes them
-    # tf.while_loops. What they call is traced as written, except
-    # ReplicaSteps._train (its accumulation loop is rewritten too).
+    # tf.while_loops. What they call is traced as written (ReplicaSteps'
+    # accumulation loop is a tf.while_loop).
     self._train_loop = tf.function(self._train_loop_fn, autograph=True)
     self._eval_loop = tf.function(self._eval_loop_fn, autograph=True)
     self._summaries = Summaries(model_dir, enabled=self.is_chief)
