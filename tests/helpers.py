@@ -159,6 +159,8 @@ def _server(env, command):
   """The zygote that can fork `command` with `env`, or None."""
   if not zygote.python_command(command):
     return None
+  if sum(len(a.encode()) for a in command) > zygote.MAX_COMMAND_BYTES:
+    return None
   return next((z for z in _ZYGOTES if z.serves(env)), None)
 
 

@@ -206,3 +206,24 @@ def test_started_commands_talk_exit_and_take_signals_as_fresh_ones():
   assert forked.returncode == 0
   with pytest.raises(ProcessLookupError):
     os.kill(forked.pid, 0)
+
+
+def test_a_dead_server_fails_its_waiters_and_the_next_command_restarts_it():
+  code = "import time; print('up', flush=True); time.sleep(600)"
+  started = helpers.start(["-c", code], stdout=subprocess.PIPE, text=True)
+  try:
+    assert started.stdout.readline() == "up\n"
+    server = helpers._ZYGOTES[0]._proc  # pylint: disable=protected-access
+    server.kill()
+    server.wait()
+    # Its child can no longer be waited for: an error, not a hang.
+    with pytest.raises(RuntimeError, match="the test zygote died"):
+      started.wait(timeout=60)
+    # The next command starts a new server, and the old child still fails
+    # as it did.
+    assert helpers.run(["-c", "print(2)"]).stdout == "2\n"
+    with pytest.raises(RuntimeError, match="the test zygote died"):
+      started.wait()
+  finally:
+    os.kill(started.pid, signal.SIGKILL)
+    started.stdout.close()

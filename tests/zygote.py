@@ -62,8 +62,12 @@ RUNTIME_ENV = frozenset(
 )
 _OWN_SWITCH = "ALBERT_TEST_ZYGOTE"
 
-# The largest request: a `-c` script and its arguments.
-_MAX_MESSAGE = 1 << 20
+# The longest command line a request may carry (a `-c` script and its
+# arguments): a SOCK_SEQPACKET message must fit the socket's send buffer
+# (about 208 KiB by default on Linux). helpers.py runs longer ones as plain
+# subprocesses.
+MAX_COMMAND_BYTES = 100_000
+_MAX_MESSAGE = 1 << 20  # what one receive takes
 
 
 def python_command(args):
@@ -94,8 +98,11 @@ class Zygote:
     self._sock = None
     self._log = None
     self._next_id = 0
-    # Replies by request id; the reader thread fills them.
+    # Replies by request id; the reader thread fills them. A request whose
+    # server has died (`_dead`, by pid) gets no more replies.
     self._replies = {}
+    self._server_of = {}
+    self._dead = set()
     self._changed = threading.Condition()
     self._send_lock = threading.Lock()
 
@@ -123,9 +130,9 @@ class Zygote:
         stderr=self._log,
     )
     theirs.close()
+    if self._sock is not None:
+      self._sock.close()
     self._sock = ours
-    with self._changed:
-      self._replies = {}
     threading.Thread(
         target=self._read, args=(ours, self._proc), daemon=True
     ).start()
@@ -139,8 +146,7 @@ class Zygote:
         message = b""
       with self._changed:
         if not message:
-          if self._proc is proc:
-            self._replies["dead"] = True
+          self._dead.add(proc.pid)
           self._changed.notify_all()
           return
         reply = json.loads(message)
@@ -166,6 +172,7 @@ class Zygote:
         self._start()
       self._next_id += 1
       request_id = self._next_id
+      self._server_of[request_id] = self._proc.pid
       request = dict(
           id=request_id,
           kind=kind,
@@ -182,7 +189,7 @@ class Zygote:
     with self._changed:
       ok = self._changed.wait_for(
           lambda: key in self._replies.get(request_id, {})
-          or "dead" in self._replies,
+          or self._server_of.get(request_id) in self._dead,
           timeout,
       )
       if not ok:
@@ -191,6 +198,7 @@ class Zygote:
         value = self._replies[request_id][key]
         if key == "status":
           del self._replies[request_id]
+          del self._server_of[request_id]
         return value
     raise self._died()
 
@@ -292,10 +300,10 @@ class ForkedPopen(subprocess.Popen):
           p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite
       )
 
-  def _try_wait(self, wait_flags):
+  def _try_wait(self, wait_flags, _ask_only=False):
     blocking = not wait_flags & os.WNOHANG
     status = self._zygote.status(self._request_id, None if blocking else 0)
-    if status is None:
+    if status is None and not _ask_only:
       try:
         os.kill(self.pid, 0)
       except ProcessLookupError:
@@ -307,7 +315,10 @@ class ForkedPopen(subprocess.Popen):
     if self.returncode is None and self._waitpid_lock.acquire(False):
       try:
         if self.returncode is None:
-          pid, status = self._try_wait(os.WNOHANG)
+          # `__del__` and subprocess's clean-up (`_deadstate`) never wait.
+          pid, status = self._try_wait(
+              os.WNOHANG, _ask_only=_deadstate is not None
+          )
           if pid:
             self._handle_exitstatus(status)
       except RuntimeError:
@@ -361,7 +372,9 @@ def _serve(fd):
       pid, status = os.waitpid(-1, os.WNOHANG)
       if pid == 0:
         break
-      send({"id": children.pop(pid), "status": status})
+      request_id = children.pop(pid, None)
+      if request_id is not None:  # not one the server forked: ignored
+        send({"id": request_id, "status": status})
     if sock not in ready:
       continue
     message, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 3)

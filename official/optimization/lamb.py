@@ -153,11 +153,11 @@ class Lamb(tf_keras.optimizers.Optimizer):
       step = tf.cast(self.iterations + 1, dtype)
       m_hat = new_m / (1.0 - tf.pow(tf.constant(beta_1, dtype), step))
       v_hat = new_v / (1.0 - tf.pow(tf.constant(beta_2, dtype), step))
-    update = m_hat / (tf.sqrt(v_hat) + tf.constant(self.epsilon, dtype))
+    update = m_hat / (tf.sqrt(v_hat) + _constant(self.epsilon, dtype))
     name = variable.name
     weights = tf.convert_to_tensor(variable)
     if self.applies_weight_decay(name):
-      update += tf.constant(self.weight_decay_rate, dtype) * weights
+      update += _constant(self.weight_decay_rate, dtype) * weights
     ratio = self._trust_ratio(name, weights, update)
     variable.assign_sub(lr * ratio * update)
 
@@ -201,11 +201,19 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
   return any(re.search(pattern, name) for pattern in patterns)
 
 
+# Python floats reach the update as `tf.cast` of a float32 constant does:
+# rounded to float32, then to the variable's dtype.
+
+
+def _constant(value: float, dtype) -> tf.Tensor:
+  return tf.constant(np.float32(value), dtype)
+
+
 def _and_one_minus(beta: float, dtype) -> Tuple[float, float]:
-  """`beta` and `1 - beta` as `dtype` rounds them: the difference taken in
+  """`beta` and `1 - beta` as `dtype` holds them: the difference taken in
   that dtype, as a graph's subtraction of the two constants would give."""
   as_numpy = tf.as_dtype(dtype).as_numpy_dtype
-  rounded = np.asarray(beta, as_numpy)
+  rounded = np.asarray(np.float32(beta)).astype(as_numpy)
   return float(rounded), float(np.asarray(1.0, as_numpy) - rounded)
 
 
