@@ -6,6 +6,7 @@ threads and `atexit` at exit, signals and timeouts, run to its end
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -206,6 +207,27 @@ def test_started_commands_talk_exit_and_take_signals_as_fresh_ones():
   assert forked.returncode == 0
   with pytest.raises(ProcessLookupError):
     os.kill(forked.pid, 0)
+  # ... and as soon as it has ended, before the server reaps it: a plain
+  # child's poll() sees a zombie's status too (as waits for writers rely on).
+  forked = helpers.start(["-c", "import time; time.sleep(0.5)"])
+  server = helpers._ZYGOTES[0]._proc  # pylint: disable=protected-access
+  os.kill(server.pid, signal.SIGSTOP)
+  deadline = time.time() + 60
+  resume = threading.Timer(1.0, os.kill, (server.pid, signal.SIGCONT))
+  try:
+    while _state(forked.pid) != "Z":
+      assert time.time() < deadline
+      time.sleep(0.01)
+    resume.start()
+    assert forked.poll() == 0  # waits for the server's word
+  finally:
+    resume.cancel()
+    os.kill(server.pid, signal.SIGCONT)
+
+
+def _state(pid):
+  with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+    return f.read().rsplit(")", 1)[-1].split()[0]
 
 
 def test_a_dead_server_fails_its_waiters_and_the_next_command_restarts_it():

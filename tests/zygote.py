@@ -303,12 +303,10 @@ class ForkedPopen(subprocess.Popen):
   def _try_wait(self, wait_flags, _ask_only=False):
     blocking = not wait_flags & os.WNOHANG
     status = self._zygote.status(self._request_id, None if blocking else 0)
-    if status is None and not _ask_only:
-      try:
-        os.kill(self.pid, 0)
-      except ProcessLookupError:
-        # The server has reaped it; its status is on the way.
-        status = self._zygote.status(self._request_id, None)
+    if status is None and not _ask_only and _ended(self.pid):
+      # A zombie, or reaped by the server: its status is on the way (a
+      # plain child's `poll` sees a zombie's status too).
+      status = self._zygote.status(self._request_id, None)
     return (0, 0) if status is None else (self.pid, status)
 
   def _internal_poll(self, _deadstate=None, **unused):
@@ -330,6 +328,22 @@ class ForkedPopen(subprocess.Popen):
       finally:
         self._waitpid_lock.release()
     return self.returncode
+
+
+def _ended(pid):
+  """Whether child `pid` has exited: gone, or a zombie its parent (the
+  server) has not reaped yet."""
+  try:
+    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+      return f.read().rsplit(")", 1)[-1].split()[0] == "Z"
+  except FileNotFoundError:
+    return True
+  except (OSError, IndexError):
+    try:  # no /proc
+      os.kill(pid, 0)
+    except ProcessLookupError:
+      return True
+    return False
 
 
 def _kill_group(pid):
