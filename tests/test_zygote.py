@@ -239,12 +239,13 @@ def test_a_dead_server_fails_its_waiters_and_the_next_command_restarts_it():
     server.kill()
     server.wait()
     # Its child can no longer be waited for: an error, not a hang.
-    with pytest.raises(RuntimeError, match="the test zygote died"):
+    died = rf"the test zygote died \(pid {server.pid}\); its output:\n"
+    with pytest.raises(RuntimeError, match=died):
       started.wait(timeout=60)
     # The next command starts a new server, and the old child still fails
-    # as it did.
+    # as it did, with the output of its own server.
     assert helpers.run(["-c", "print(2)"]).stdout == "2\n"
-    with pytest.raises(RuntimeError, match="the test zygote died"):
+    with pytest.raises(RuntimeError, match=died):
       started.wait()
   finally:
     os.kill(started.pid, signal.SIGKILL)

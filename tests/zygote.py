@@ -96,7 +96,7 @@ class Zygote:
     self._preload = tuple(preload)
     self._proc = None
     self._sock = None
-    self._log = None
+    self._logs = {}  # each server's log, by pid
     self._next_id = 0
     # Replies by request id; the reader thread fills them. A request whose
     # server has died (`_dead`, by pid) gets no more replies.
@@ -115,7 +115,7 @@ class Zygote:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     # The server's own output (TensorFlow's start-up lines) goes to a log,
     # not to whichever test's captured stream was open when it started.
-    self._log = tempfile.NamedTemporaryFile(prefix="zygote-", suffix=".log")
+    log = tempfile.NamedTemporaryFile(prefix="zygote-", suffix=".log")
     self._proc = subprocess.Popen(
         [
             sys.executable,
@@ -126,10 +126,11 @@ class Zygote:
         env=self._env,
         pass_fds=(theirs.fileno(),),
         stdin=subprocess.DEVNULL,
-        stdout=self._log,
-        stderr=self._log,
+        stdout=log,
+        stderr=log,
     )
     theirs.close()
+    self._logs[self._proc.pid] = log
     if self._sock is not None:
       self._sock.close()
     self._sock = ours
@@ -153,10 +154,12 @@ class Zygote:
         self._replies.setdefault(reply["id"], {}).update(reply)
         self._changed.notify_all()
 
-  def _died(self):
-    with open(self._log.name, errors="replace") as f:
+  def _died(self, pid):
+    """The error for a request whose server (`pid`) died: that server's
+    output, not a restarted one's."""
+    with open(self._logs[pid].name, errors="replace") as f:
       log = f.read()[-3000:]
-    return RuntimeError(f"the test zygote died; its output:\n{log}")
+    return RuntimeError(f"the test zygote died (pid {pid}); its output:\n{log}")
 
   def spawn(self, args, *, cwd, env, fds):
     """Forks `args` with standard streams `fds` (three file descriptors)
@@ -200,7 +203,8 @@ class Zygote:
           del self._replies[request_id]
           del self._server_of[request_id]
         return value
-    raise self._died()
+      pid = self._server_of[request_id]
+    raise self._died(pid)
 
   def status(self, request_id, timeout):
     """The child's wait status (as `os.waitpid` gives it); None if it is
