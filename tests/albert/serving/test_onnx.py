@@ -70,6 +70,10 @@ def _perturbed(model, seed=0):
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_encoder_matches_keras_and_stores_each_weight_once(shape):
+  # The same weights whatever ran before in the worker: onnxruntime sums in
+  # another order, and perturbed weights at four layers reach float32
+  # round-off of 1e-5 of the values (1.4e-5 once, unseeded, in CI).
+  tf_keras.utils.set_random_seed(0)
   config = helpers.tiny_config(**SHAPES[shape])
   encoder = _perturbed(AlbertEncoder.from_config_object(config))
   session = _session(encoder)
@@ -79,7 +83,7 @@ def test_encoder_matches_keras_and_stores_each_weight_once(shape):
     theirs = _run(session, inputs)
     for key in ("sequence_output", "pooled_output"):
       np.testing.assert_allclose(
-          theirs[key], ours[key].numpy(), atol=1e-5, err_msg=key
+          theirs[key], ours[key].numpy(), rtol=1e-5, atol=1e-5, err_msg=key
       )
   proto = onnx_export.build(encoder)
   stored = sum(
@@ -94,6 +98,7 @@ def test_encoder_matches_keras_and_stores_each_weight_once(shape):
     "kind", ["classification", "regression", "token_classification"]
 )
 def test_heads_match_keras(kind):
+  tf_keras.utils.set_random_seed(0)
   config = helpers.tiny_config()
   encoder = AlbertEncoder.from_config_object(config)
   model = {
@@ -108,7 +113,7 @@ def test_heads_match_keras(kind):
   ours = model({k: tf.constant(v) for k, v in inputs.items()})["logits"]
   theirs = _run(_session(model), inputs)["logits"]
   assert theirs.shape == tuple(ours.shape)
-  np.testing.assert_allclose(theirs, ours.numpy(), atol=1e-5)
+  np.testing.assert_allclose(theirs, ours.numpy(), rtol=1e-5, atol=1e-5)
 
 
 def _trained_classifier(steps=150, vocab=120, length=16, seed=0):
