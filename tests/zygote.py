@@ -336,18 +336,12 @@ class ForkedPopen(subprocess.Popen):
 
 def _ended(pid):
   """Whether child `pid` has exited: gone, or a zombie its parent (the
-  server) has not reaped yet."""
-  try:
-    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-      return f.read().rsplit(")", 1)[-1].split()[0] == "Z"
-  except FileNotFoundError:
-    return True
-  except (OSError, IndexError):
-    try:  # no /proc
-      os.kill(pid, 0)
-    except ProcessLookupError:
-      return True
-    return False
+  server) has not reaped yet; what `wait_for_writers` goes by."""
+  # Here, not at the top: the server runs this file as a script, before its
+  # preloads and without the repository on its path.
+  from official.io import atomic_write  # pylint: disable=import-outside-toplevel
+
+  return not atomic_write.is_running(pid)
 
 
 def _kill_group(pid):

@@ -88,7 +88,7 @@ def stale_temporaries(path: str) -> List[str]:
     pid = tmp.rsplit(".tmp-", 1)[1]
     if not pid.isdigit():
       continue
-    if int(pid) == os.getpid() or (local and _running(int(pid))):
+    if int(pid) == os.getpid() or (local and is_running(int(pid))):
       continue
     stale.append(tmp)
   return sorted(stale)
@@ -118,7 +118,7 @@ def wait_for_writers(temporaries: List[str], timeout: float = 30.0) -> None:
       pids.add(int(pid))
   deadline = time.monotonic() + timeout
   while True:
-    running = sorted(pid for pid in pids if _running(pid))
+    running = sorted(pid for pid in pids if is_running(pid))
     if not running:
       return
     if time.monotonic() > deadline:
@@ -141,7 +141,7 @@ def remove_stale_temporaries_in(directory: str) -> None:
     remove_stale_temporaries(target)
 
 
-def _running(pid: int) -> bool:
+def is_running(pid: int) -> bool:
   """Whether process `pid` exists and has not exited (a zombie, ended but
   not yet reaped by its parent, writes nothing more)."""
   try:

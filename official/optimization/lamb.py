@@ -201,11 +201,9 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
   return any(re.search(pattern, name) for pattern in patterns)
 
 
-# Python floats reach the update as `tf.cast` of a float32 constant does:
-# rounded to float32, then to the variable's dtype.
-
-
 def _constant(value: float, dtype) -> tf.Tensor:
+  """Python float `value` as `tf.cast` of a float32 constant gives it:
+  rounded to float32, then to `dtype`."""
   return tf.constant(np.float32(value), dtype)
 
 
