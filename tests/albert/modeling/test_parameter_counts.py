@@ -80,6 +80,32 @@ def test_factorization_saves_what_the_paper_says():
   assert counts["embedding_params"] < v * h / 5
 
 
+_GROWTH_PROBE = """
+import json, resource
+from albert.modeling.config import AlbertConfig
+from albert.modeling.parameter_counts import parameter_counts
+from official.config.gin_files import parse_gin
+parse_gin(["gin/xxlarge.gin"], search_paths=["."])
+config = AlbertConfig()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+total = parameter_counts(config)["pretrainer_params"]
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"total": total, "grew_mb": (after - before) / 1024}))
+"""
+
+
+@pytest.mark.slow
+def test_counting_xxlarge_draws_no_weights():
+  # Its float32 weights take 851 MiB; drawn from their initializers, the
+  # peak of a fresh process grew by 1,604 MiB (the draws' temporaries), by
+  # 923 MiB as zeros.
+  run = helpers.run(["-c", _GROWTH_PROBE])
+  assert run.returncode == 0, run.stderr[-2000:]
+  probe = json.loads(run.stdout.strip().splitlines()[-1])
+  assert probe["total"] == sum(RELEASED["xxlarge"])
+  assert probe["grew_mb"] < 1200, probe
+
+
 @pytest.mark.slow
 def test_cli_json_and_table():
   run = helpers.run(
