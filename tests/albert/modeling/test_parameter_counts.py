@@ -81,16 +81,16 @@ def test_factorization_saves_what_the_paper_says():
 
 
 _GROWTH_PROBE = """
-import json, resource
+import json
 from albert.modeling.config import AlbertConfig
 from albert.modeling.parameter_counts import parameter_counts
+from official.benchmark.turns import peak_rss_mb
 from official.config.gin_files import parse_gin
 parse_gin(["gin/xxlarge.gin"], search_paths=["."])
 config = AlbertConfig()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_rss_mb()
 total = parameter_counts(config)["pretrainer_params"]
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"total": total, "grew_mb": (after - before) / 1024}))
+print(json.dumps({"total": total, "grew_mb": peak_rss_mb() - before}))
 """
 
 
