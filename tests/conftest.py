@@ -4,14 +4,22 @@ Two logical CPU devices are configured before TensorFlow initialises its
 runtime, so that MirroredStrategy tests run real multi-replica code on CPU.
 """
 
+import gc
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # TensorFlow's runtime defaults as users get them (official/__init__.py),
-# before TensorFlow loads.
-import official  # noqa: F401
+# before TensorFlow loads. The cyclic collector is paused while it loads and
+# then leaves its objects out of every pass (as tests/zygote.py does for the
+# commands it forks); `pytest_collection_finish` does the same for the test
+# modules and what they import.
+gc.disable()
+import official  # noqa: F401,E402
 import tensorflow as tf  # noqa: E402
+
+gc.freeze()
+gc.enable()
 
 _cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(
@@ -88,6 +96,13 @@ def _restore_absl_verbosity():
   verbosity = logging.get_verbosity()
   yield
   logging.set_verbosity(verbosity)
+
+
+def pytest_collection_finish(session):  # pylint: disable=unused-argument
+  """Leaves what collection imported (the package, TensorFlow's submodules,
+  the test modules) out of the cyclic collector's passes: it lives as long
+  as the session."""
+  gc.freeze()
 
 
 # The order of the files and the workers' finishing times (tests/scheduling).
