@@ -88,24 +88,61 @@ def test_every_albert_layer_call_is_marked():
   assert not unmarked, unmarked
 
 
+def _function_names(tree):
+  """The spellings of `tf.function` in a module: `<alias>.function` for each
+  name TensorFlow is imported as, and the names `function` is imported as
+  from it."""
+  names = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      names.update(
+          f"{a.asname or a.name}.function"
+          for a in node.names
+          if a.name == "tensorflow"
+      )
+    elif isinstance(node, ast.ImportFrom) and node.module == "tensorflow":
+      names.update(
+          a.asname or a.name for a in node.names if a.name == "function"
+      )
+  return names
+
+
+def test_every_spelling_of_tf_function_is_found():
+  tree = ast.parse(
+      "import tensorflow\nimport tensorflow as tf\n"
+      "from tensorflow import function as fn\nfrom tensorflow import function"
+  )
+  assert _function_names(tree) == {
+      "tensorflow.function",
+      "tf.function",
+      "fn",
+      "function",
+  }
+
+
 def _function_sites():
   """(file:line, the `autograph` argument's source or None) of every
-  `tf.function` call or decorator in albert/, official/ and tools/."""
+  `tf.function` call or decorator in albert/, official/ and tools/, however
+  TensorFlow or `function` was imported."""
   root = pathlib.Path(helpers.REPO)
   for package in ("albert", "official", "tools"):
     for path in sorted((root / package).rglob("*.py")):
       tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
       where = str(path.relative_to(root))
+      spellings = _function_names(tree)
       nodes = list(ast.walk(tree))
       called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
       for node in nodes:
         if isinstance(node, ast.Call):
           target, keywords = node.func, node.keywords
-        elif isinstance(node, ast.Attribute) and id(node) not in called:
+        elif (
+            isinstance(node, (ast.Attribute, ast.Name))
+            and id(node) not in called
+        ):
           target, keywords = node, ()  # a bare decorator, or a reference
         else:
           continue
-        if ast.unparse(target) != "tf.function":
+        if ast.unparse(target) not in spellings:
           continue
         chosen = [
             ast.unparse(k.value) for k in keywords if k.arg == "autograph"
