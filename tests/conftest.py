@@ -7,19 +7,17 @@ runtime, so that MirroredStrategy tests run real multi-replica code on CPU.
 import gc
 import os
 
+from tests.zygote import long_lived
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # TensorFlow's runtime defaults as users get them (official/__init__.py),
-# before TensorFlow loads. The cyclic collector is paused while it loads and
-# then leaves its objects out of every pass (as tests/zygote.py does for the
-# commands it forks); `pytest_collection_finish` does the same for the test
-# modules and what they import.
-gc.disable()
-import official  # noqa: F401,E402
-import tensorflow as tf  # noqa: E402
-
-gc.freeze()
-gc.enable()
+# before TensorFlow loads; its objects are left out of the cyclic
+# collector's passes, as the zygote's are (`pytest_collection_finish` does
+# the same for the test modules and what they import).
+with long_lived():
+  import official  # noqa: F401
+  import tensorflow as tf
 
 _cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(

@@ -26,6 +26,8 @@ plain subprocess instead (`helpers.run` and `helpers.start` decide);
 tests/test_zygote.py holds the two ways to the same results.
 """
 
+import contextlib
+import gc
 import json
 import locale
 import os
@@ -68,6 +70,19 @@ _OWN_SWITCH = "ALBERT_TEST_ZYGOTE"
 # subprocesses.
 MAX_COMMAND_BYTES = 100_000
 _MAX_MESSAGE = 1 << 20  # what one receive takes
+
+
+@contextlib.contextmanager
+def long_lived():
+  """For imports whose objects live as long as the process: the cyclic
+  collector is paused while they run (TensorFlow's import would run several
+  full collections) and leaves what they made out of every later pass."""
+  gc.disable()
+  try:
+    yield
+  finally:
+    gc.freeze()
+    gc.enable()
 
 
 def python_command(args):
@@ -498,20 +513,14 @@ def _run_and_exit(request):
 if __name__ == "__main__":
   # The server's own directory must not shadow anything a command imports.
   del sys.path[0]
-  import gc
   import importlib
 
-  # The preloaded modules live as long as the server and its children: the
-  # cyclic collector is paused while they load (TensorFlow's import would
-  # run several full collections) and leaves them out of its passes after,
-  # in the server and in every child (which also keeps the pages a child
-  # shares with the server from being copied when a collection touches
-  # their objects' headers).
-  gc.disable()
-  for _name in sys.argv[2].split(","):
-    importlib.import_module(_name)
-  gc.freeze()
-  gc.enable()
+  # The preloaded modules live as long as the server and its children,
+  # whose collections then never touch (and so never copy) the pages they
+  # share with the server.
+  with long_lived():
+    for _name in sys.argv[2].split(","):
+      importlib.import_module(_name)
   _request = _serve(int(sys.argv[1]))
   if _request is not None:
     sys.path.insert(0, "")
