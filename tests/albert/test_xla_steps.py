@@ -5,7 +5,8 @@ the loss (and eval outputs) of the float32 step without XLA; every input is
 fully static and int32 / float32 (a TPU has no other input types, and
 compiles one program per shape).
 
-Pretraining reads examples and documents; fine-tuning covers every task
+Pretraining reads examples (the documents reader gives the same step the
+same input signature); fine-tuning covers every task
 family: classification, regression, multi-label, token classification,
 SQuAD v1.1 and v2.0, RACE, sentence embeddings.
 """
@@ -192,43 +193,20 @@ def _float32_after():
 # The XLA steps of each case, at accumulation 1 and 2, are held to the
 # float32 step without XLA (`_plain_float32`): the global batch and so the
 # first step's loss are the same for all.
-#
-# The documents reader feeds the same batch (keys, shapes, dtypes) to the same
-# step as the examples reader: its case checks its static inputs and one
-# compiled step.
-@pytest.mark.parametrize(
-    "input_format,policy,accumulations",
-    [
-        ("examples", "float32", (1, 2)),
-        ("examples", "mixed_bfloat16", (1, 2)),
-        ("documents", "float32", (1,)),
-    ],
-)
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
 def test_pretraining_steps_compile(
-    data,
-    tmp_path,
-    input_format,
-    policy,
-    accumulations,
-    _plain_float32,
-    _float32_after,
+    data, tmp_path, policy, _plain_float32, _float32_after
 ):
-  key = ("pretraining", input_format)
-  if key not in _plain_float32:
+  if "pretraining" not in _plain_float32:
     with helpers.eagerly():
-      _plain_float32[key] = _pretraining_step(
-          data, tmp_path, input_format, "float32", jit=False, accumulation=1
+      _plain_float32["pretraining"] = _pretraining_step(
+          data, tmp_path, "float32", jit=False, accumulation=1
       )
-  plain_loss, plain_eval = _plain_float32[key]
+  plain_loss, plain_eval = _plain_float32["pretraining"]
   tolerance = _tolerance(policy)
-  for accumulation in accumulations:
+  for accumulation in (1, 2):
     loss, evaluation = _pretraining_step(
-        data,
-        tmp_path,
-        input_format,
-        policy,
-        jit=True,
-        accumulation=accumulation,
+        data, tmp_path, policy, jit=True, accumulation=accumulation
     )
     assert loss == pytest.approx(plain_loss, rel=tolerance), accumulation
     for name, value in (plain_eval or {}).items():
@@ -238,12 +216,10 @@ def test_pretraining_steps_compile(
         ), name
 
 
-def _pretraining_step(
-    data, tmp_path, input_format, policy, *, jit, accumulation
-):
-  """(loss, eval results or None) of one pretraining step; the eval (of
-  the examples reader, at accumulation 1) on the weights it leaves."""
-  task = _pretrain_task(data, input_format)
+def _pretraining_step(data, tmp_path, policy, *, jit, accumulation):
+  """(loss, eval results or None) of one pretraining step; the eval (at
+  accumulation 1) on the weights it leaves."""
+  task = _pretrain_task(data, "examples")
   trainer = _trainer(
       task, tmp_path, jit=jit, policy=policy, accumulation=accumulation
   )
@@ -251,10 +227,32 @@ def _pretraining_step(
   _assert_static(trainer._dataset(training=True).element_spec, "train")
   loss, finite = trainer.run_steps(trainer.train_iterator(), 1)
   assert finite
-  if accumulation != 1 or input_format != "examples":
+  if accumulation != 1:
     return loss, None
   _assert_static(trainer._dataset(training=False).element_spec, "eval")
   return loss, trainer.evaluate(step=1)
+
+
+def test_documents_reader_feeds_the_compiled_examples_step(
+    data, tmp_path, _float32_after
+):
+  # A jit-compiled step is one program per input signature: the documents
+  # reader gives the step of test_pretraining_steps_compile the batch of
+  # the examples reader (keys, static shapes, dtypes), so it compiles the
+  # same program.
+  specs = {}
+  for input_format in ("examples", "documents"):
+    trainer = _trainer(
+        _pretrain_task(data, input_format),
+        tmp_path / input_format,
+        jit=True,
+        policy="float32",
+        accumulation=1,
+    )
+    assert trainer.whole_step_xla
+    specs[input_format] = trainer._dataset(training=True).element_spec
+    _assert_static(specs[input_format], input_format)
+  assert specs["documents"] == specs["examples"]
 
 
 @pytest.fixture(scope="module")
