@@ -1,6 +1,7 @@
 """`AttentionBlock`: multi-head self-attention, post-LayerNorm residual."""
 
 import math
+from typing import NamedTuple, Optional
 
 import tensorflow as tf
 import tf_keras
@@ -12,6 +13,41 @@ from official.modeling.no_autograph import no_autograph
 
 # Added to the attention scores of padded keys, as in the original ALBERT.
 MASK_ADDER = -10000.0
+
+
+class SequenceShapes(NamedTuple):
+  """What every block of one encoder call reshapes to, computed once per
+  call (`sequence_shapes`) instead of by each of the L shared-layer calls
+  from its own inputs: with a dynamic length that bookkeeping (a Shape,
+  slices and a Pack per reshape) was about half of the graph's ops.
+
+  hidden: [B, T, H] as a shape.
+  heads: [B, T, N, D] as a shape.
+  key_bias: [B, 1, 1, T] float32, MASK_ADDER at padded keys, else 0;
+    None where no attention mask is given.
+  """
+
+  hidden: tokenwise.Shape
+  heads: tokenwise.Shape
+  key_bias: Optional[tf.Tensor]
+
+
+def sequence_shapes(
+    x: tf.Tensor, attention_mask: Optional[tf.Tensor], num_heads: int
+) -> SequenceShapes:
+  """`SequenceShapes` of x ([B, T, H], static H) for `num_heads` heads;
+  attention_mask [B, T] (1 for real tokens) or None."""
+  batch, length = tokenwise.leading_dims(x, 2)
+  hidden = x.shape[-1]
+  key_bias = None
+  if attention_mask is not None:
+    key_mask = tf.cast(attention_mask, tf.float32)[:, tf.newaxis, tf.newaxis]
+    key_bias = (1.0 - key_mask) * MASK_ADDER  # [B, 1, 1, T]
+  return SequenceShapes(
+      hidden=tokenwise.as_shape([batch, length, hidden]),
+      heads=tokenwise.as_shape([batch, length, num_heads, hidden // num_heads]),
+      key_bias=key_bias,
+  )
 
 
 class AttentionBlock(tf_keras.layers.Layer):
@@ -36,6 +72,9 @@ class AttentionBlock(tf_keras.layers.Layer):
     query_positions: optional int [B, Q]: compute the output only at these
       rows of x (queries and residual from them; keys and values from all
       of x). Each row's value is the one the full block gives it.
+    shapes: `sequence_shapes(x, attention_mask, num_heads)` when the caller
+      has it (the same for every layer of an encoder call); None: computed
+      here.
 
   Returns:
     [B, T, H] float32 ([B, Q, H] with `query_positions`).
@@ -89,22 +128,31 @@ class AttentionBlock(tf_keras.layers.Layer):
         axis=-1, epsilon=layer_norm_epsilon, dtype=tf.float32, name="layer_norm"
     )
 
-  def _split_heads(self, x):
-    batch, length = tf.shape(x)[0], tf.shape(x)[1]
-    x = tf.reshape(x, [batch, length, self.num_heads, self._head_size])
-    return tf.transpose(x, [0, 2, 1, 3])  # [B, T, N, D] -> [B, N, T, D]
+  def _heads(self, x, layer, heads_shape):
+    """[B, T, H] -> the layer's [B * T, H] product -> [B, N, T, D]."""
+    y = tokenwise.dense(x, layer, shape=heads_shape)  # [B, T, N, D]
+    return tf.transpose(y, [0, 2, 1, 3])
 
   @no_autograph
-  def call(self, x, attention_mask, training=None, query_positions=None):
-    rows = x
+  def call(
+      self,
+      x,
+      attention_mask,
+      training=None,
+      query_positions=None,
+      shapes: Optional[SequenceShapes] = None,
+  ):
+    if shapes is None:
+      shapes = sequence_shapes(x, attention_mask, self.num_heads)
+    rows, row_shapes = x, shapes
     if query_positions is not None:
       rows = tf.gather(x, query_positions, batch_dims=1)  # [B, Q, H]
+      row_shapes = sequence_shapes(rows, None, self.num_heads)
     # [B, T, H] -> [B, N, T, D]
-    q = self._split_heads(tokenwise.dense(rows, self.query))
-    k = self._split_heads(tokenwise.dense(x, self.key))
-    v = self._split_heads(tokenwise.dense(x, self.value))
-    key_mask = tf.cast(attention_mask, tf.float32)[:, tf.newaxis, tf.newaxis, :]
-    key_bias = (1.0 - key_mask) * MASK_ADDER  # [B, 1, 1, S]
+    q = self._heads(rows, self.query, row_shapes.heads)
+    k = self._heads(x, self.key, shapes.heads)
+    v = self._heads(x, self.value, shapes.heads)
+    key_bias = shapes.key_bias  # [B, 1, 1, S]
     if fusion.enabled() and not (training and self.attention_dropout_rate):
       # In a training step: the probabilities recomputed, not kept.
       scale = 1.0 / math.sqrt(self._head_size)
@@ -117,11 +165,11 @@ class AttentionBlock(tf_keras.layers.Layer):
       probs = self.attention_dropout(tf.cast(probs, v.dtype), training=training)
       context = tf.einsum("bnts,bnsd->bntd", probs, v)  # [B, N, T, D]
       context = tf.transpose(context, [0, 2, 1, 3])  # [B, T, N, D]
-    context = tf.reshape(
-        context, [tf.shape(context)[0], tf.shape(context)[1], self.hidden_size]
-    )  # [B, T, N, D] -> [B, T, H]
+    # [B, T, N, D] -> [B * T, H] -> W_o -> [B, T, H]
+    context = tf.reshape(context, [-1, self.hidden_size])
     out = self.output_dropout(
-        tokenwise.dense(context, self.output_dense), training=training
+        tokenwise.dense(context, self.output_dense, shape=row_shapes.hidden),
+        training=training,
     )
     return residual_layer_norm(self.layer_norm, rows, out)
 

@@ -24,6 +24,9 @@ class FeedForwardBlock(tf_keras.layers.Layer):
 
   Call args:
     x: [B, T, H].
+    hidden_shape: [B, T, H] as a shape when the caller has it (an encoder
+      computes it once per call: `attention.SequenceShapes.hidden`); None:
+      read from x.
 
   Returns:
     [B, T, H] float32 (the LayerNorm runs in float32).
@@ -68,7 +71,7 @@ class FeedForwardBlock(tf_keras.layers.Layer):
     )
 
   @no_autograph
-  def call(self, x, training=None):
+  def call(self, x, training=None, hidden_shape=None):
     if (
         fusion.enabled()
         and self.hidden_act in ("gelu", "gelu_new")
@@ -87,7 +90,9 @@ class FeedForwardBlock(tf_keras.layers.Layer):
       out = fusion.feed_forward_gelu(x, *weights)  # [B, T, H]
     else:
       # [B, T, H] -> [B, T, FFN] -> [B, T, H]
-      out = tokenwise.dense(x, self.intermediate, self.output_dense)
+      out = tokenwise.dense(
+          x, self.intermediate, self.output_dense, shape=hidden_shape
+      )
     out = self.dropout(out, training=training)
     return residual_layer_norm(self.layer_norm, x, out)
 

@@ -7,6 +7,7 @@ import tf_keras
 from official.modeling import recompute
 from official.modeling.no_autograph import no_autograph
 
+from albert.modeling import attention as attention_lib
 from albert.modeling import config as config_lib
 from albert.modeling.attention import AttentionBlock
 from albert.modeling.feed_forward import FeedForwardBlock
@@ -161,6 +162,8 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
   ) -> List:
     blocks = []
     last = (self.num_layers - 1, self.inner_group_num - 1)
+    # Every block's reshapes and the mask's bias, once for all L * K blocks.
+    shapes = attention_lib.sequence_shapes(x, attention_mask, self.num_heads)
     for layer in range(self.num_layers):
       for inner in range(self.inner_group_num):
         attention_index, ffn_index = self.weight_indices(layer, inner)
@@ -168,9 +171,16 @@ class SharedTransformerBlock(tf_keras.layers.Layer):
 
         def run(x, attention=attention_index, ffn=ffn_index, rows=rows):
           x = self.attention_blocks[attention](
-              x, attention_mask, training=training, query_positions=rows
+              x,
+              attention_mask,
+              training=training,
+              query_positions=rows,
+              shapes=shapes,
           )  # [B, T, H] (or [B, Q, H])
-          return self.ffn_blocks[ffn](x, training=training)
+          hidden_shape = shapes.hidden if rows is None else None
+          return self.ffn_blocks[ffn](
+              x, training=training, hidden_shape=hidden_shape
+          )
 
         blocks.append(run)
     # With TrainerConfig.recompute, only each block's input is kept for the

@@ -1,10 +1,44 @@
 """Dense layers over the last axis of a sequence, as 2-D products."""
 
+from typing import Optional, Sequence, Union
+
 import tensorflow as tf
 import tf_keras
 
+# A shape as tf.reshape takes it: python ints where known when the graph is
+# built, scalar int32 tensors where only the running function knows them.
+Shape = Sequence[Union[int, tf.Tensor]]
 
-def dense(x: tf.Tensor, *layers: tf_keras.layers.Dense) -> tf.Tensor:
+
+def leading_dims(x: tf.Tensor, count: int) -> list:
+  """The first `count` sizes of x: python ints where static, else read
+  from one `tf.shape(x)` (one Shape op for all of them)."""
+  static = x.shape.as_list()[:count]
+  dynamic = None
+  dims = []
+  for axis, size in enumerate(static):
+    if size is None:
+      if dynamic is None:
+        dynamic = tf.shape(x)
+      size = dynamic[axis]
+    dims.append(size)
+  return dims
+
+
+def as_shape(dims: Sequence[Union[int, tf.Tensor]]) -> Shape:
+  """dims as a shape to reuse across reshapes: the python ints themselves
+  when all are static, else one int32 tensor (stacked once here, where
+  tf.reshape would stack a list of sizes again on every call)."""
+  if all(isinstance(d, int) for d in dims):
+    return list(dims)
+  return tf.stack(dims)
+
+
+def dense(
+    x: tf.Tensor,
+    *layers: tf_keras.layers.Dense,
+    shape: Optional[Shape] = None,
+) -> tf.Tensor:
   """`layers[-1](...layers[0](x))` for x of shape [..., in] (static `in`),
   computed on x reshaped to [rows, in] and reshaped back to [..., units]
   at the end.
@@ -15,7 +49,19 @@ def dense(x: tf.Tensor, *layers: tf_keras.layers.Dense) -> tf.Tensor:
   MatMul, BiasAdd and the activation, which TensorFlow's graph optimiser
   fuses into one kernel. The weights, their names and the values are the
   layers' own (the same checkpoint).
+
+  Args:
+    x: [..., in]; or already [rows, in] when `shape` is given.
+    *layers: applied in order.
+    shape: the output's shape, [..., units], when the caller knows it
+      (an encoder computes its [B, T, H] once per call for all its layers
+      instead of each product reading x's shape again); None: from x.
   """
+  if shape is not None:
+    y = tf.reshape(x, [-1, x.shape[-1]])  # [rows, in]
+    for layer in layers:
+      y = layer(y)
+    return tf.reshape(y, shape)
   rank = x.shape.rank
   if rank is not None and rank <= 2:
     y = x

@@ -256,3 +256,30 @@ def test_attention_block_alone_matches_numpy():
   value0 = ref.dense(x[:, :1].astype(np.float64), block.value)
   out = ref.dense(np.repeat(value0, 5, axis=1), block.output_dense)
   np.testing.assert_allclose(got, ref.ln(x + out, block.layer_norm), atol=1e-5)
+
+
+def _sequence_output(encoder):
+  return lambda inputs: encoder(inputs)["sequence_output"]
+
+
+def test_a_dynamic_length_reads_the_shape_once_per_call():
+  # With [None, None] inputs every reshape needs the running length; the
+  # encoder reads it once per call and its L layers reuse it, so the graph's
+  # shape bookkeeping does not grow with L, and the values are the eager
+  # (static-shape) ones.
+  spec = tf.TensorSpec([None, None], tf.int32)
+  signature = [{k: spec for k in _as_tf(*_inputs())}]
+  inputs = _as_tf(*_inputs())
+  shape_ops = {}
+  for layers in (2, 5):
+    encoder = AlbertEncoder(**{**TINY, "num_layers": layers})
+    eager = encoder(inputs)
+    call = tf.function(
+        _sequence_output(encoder), input_signature=signature, autograph=False
+    ).get_concrete_function()
+    np.testing.assert_allclose(
+        call(inputs).numpy(), eager["sequence_output"].numpy(), atol=1e-6
+    )
+    ops = [op.type for op in call.graph.get_operations()]
+    shape_ops[layers] = sum(t in ("Shape", "Pack", "ConcatV2") for t in ops)
+  assert shape_ops[2] == shape_ops[5], shape_ops
