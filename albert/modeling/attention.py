@@ -24,7 +24,9 @@ class SequenceShapes(NamedTuple):
   hidden: [B, T, H] as a shape.
   heads: [B, T, N, D] as a shape.
   key_bias: [B, 1, 1, T] float32, MASK_ADDER at padded keys, else 0;
-    None where no attention mask is given.
+    None when made without a mask (the shapes of `query_positions`' rows,
+    which only reshape). An AttentionBlock needs it in the `shapes` it is
+    given.
   """
 
   hidden: tokenwise.Shape
@@ -68,7 +70,8 @@ class AttentionBlock(tf_keras.layers.Layer):
 
   Call args:
     x: [B, T, H] hidden states.
-    attention_mask: [B, T], 1 for real tokens and 0 for padding (keys).
+    attention_mask: [B, T], 1 for real tokens and 0 for padding (keys);
+      not read when `shapes` is given (its `key_bias` holds the mask).
     query_positions: optional int [B, Q]: compute the output only at these
       rows of x (queries and residual from them; keys and values from all
       of x). Each row's value is the one the full block gives it.

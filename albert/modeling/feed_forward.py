@@ -26,7 +26,7 @@ class FeedForwardBlock(tf_keras.layers.Layer):
     x: [B, T, H].
     hidden_shape: [B, T, H] as a shape when the caller has it (an encoder
       computes it once per call: `attention.SequenceShapes.hidden`); None:
-      read from x.
+      read from x. The fused kernels of a training step do not need it.
 
   Returns:
     [B, T, H] float32 (the LayerNorm runs in float32).

@@ -5,9 +5,9 @@ from typing import Optional, Sequence, Union
 import tensorflow as tf
 import tf_keras
 
-# A shape as tf.reshape takes it: python ints where known when the graph is
-# built, scalar int32 tensors where only the running function knows them.
-Shape = Sequence[Union[int, tf.Tensor]]
+# A shape as tf.reshape takes it: a list of python ints where every size is
+# known when the graph is built, else one 1-D int32 tensor (`as_shape`).
+Shape = Union[Sequence[int], tf.Tensor]
 
 
 def leading_dims(x: tf.Tensor, count: int) -> list:
@@ -53,9 +53,12 @@ def dense(
   Args:
     x: [..., in]; or already [rows, in] when `shape` is given.
     *layers: applied in order.
-    shape: the output's shape, [..., units], when the caller knows it
-      (an encoder computes its [B, T, H] once per call for all its layers
-      instead of each product reading x's shape again); None: from x.
+    shape: the output's shape when the caller knows it (an encoder computes
+      its [B, T, H] once per call for all its layers instead of each product
+      reading x's shape again): any shape of the same number of values as
+      [rows, units] (e.g. [B, T, N, D] for attention heads); not checked
+      against the layers' units beyond what tf.reshape checks. None: x's
+      leading shape and the last layer's units.
   """
   if shape is not None:
     y = tf.reshape(x, [-1, x.shape[-1]])  # [rows, in]
