@@ -60,19 +60,11 @@ def dense(
       against the layers' units beyond what tf.reshape checks. None: x's
       leading shape and the last layer's units.
   """
-  if shape is not None:
-    y = tf.reshape(x, [-1, x.shape[-1]])  # [rows, in]
-    for layer in layers:
-      y = layer(y)
-    return tf.reshape(y, shape)
   rank = x.shape.rank
-  if rank is not None and rank <= 2:
-    y = x
-    for layer in layers:
-      y = layer(y)
-    return y
-  leading = tf.shape(x)[:-1]
-  y = tf.reshape(x, [-1, x.shape[-1]])  # [rows, in]
+  if shape is None and (rank is None or rank > 2):
+    shape = tf.concat([tf.shape(x)[:-1], [layers[-1].units]], axis=0)
+  # A rank-2 x with no shape asked for needs no reshape either way.
+  y = x if shape is None else tf.reshape(x, [-1, x.shape[-1]])  # [rows, in]
   for layer in layers:
     y = layer(y)
-  return tf.reshape(y, tf.concat([leading, [layers[-1].units]], axis=0))
+  return y if shape is None else tf.reshape(y, shape)
