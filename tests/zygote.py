@@ -129,8 +129,11 @@ class Zygote:
   def _start(self):
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     # The server's own output (TensorFlow's start-up lines) goes to a log,
-    # not to whichever test's captured stream was open when it started.
-    log = tempfile.NamedTemporaryFile(prefix="zygote-", suffix=".log")
+    # not to whichever test's captured stream was open when it started. An
+    # unnamed file: the system removes it when the last process holding it
+    # exits, however the pytest worker ends (a named one was left in the
+    # temporary directory by every worker).
+    log = tempfile.TemporaryFile(prefix="zygote-", suffix=".log")
     self._proc = subprocess.Popen(
         [
             sys.executable,
@@ -172,8 +175,10 @@ class Zygote:
   def _died(self, pid):
     """The error for a request whose server (`pid`) died: that server's
     output, not a restarted one's."""
-    with open(self._logs[pid].name, errors="replace") as f:
-      log = f.read()[-3000:]
+    # The server shares the file's offset: read without moving it.
+    fd = self._logs[pid].fileno()
+    size = os.fstat(fd).st_size
+    log = os.pread(fd, 3000, max(0, size - 3000)).decode(errors="replace")
     return RuntimeError(f"the test zygote died (pid {pid}); its output:\n{log}")
 
   def spawn(self, args, *, cwd, env, fds):
@@ -521,6 +526,9 @@ if __name__ == "__main__":
   with long_lived():
     for _name in sys.argv[2].split(","):
       importlib.import_module(_name)
+  # Into the server's log: a client's error for a dead server quotes it.
+  print(f"zygote {os.getpid()}: preloaded {sys.argv[2]}", file=sys.stderr)
+  sys.stderr.flush()
   _request = _serve(int(sys.argv[1]))
   if _request is not None:
     sys.path.insert(0, "")
