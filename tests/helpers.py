@@ -266,6 +266,27 @@ def eagerly(enabled: bool = True):
     tf.config.run_functions_eagerly(before)
 
 
+@contextlib.contextmanager
+def autograph_rewrites():
+  """A list that receives the name of every function AutoGraph rewrites
+  inside the block (TensorFlow's private `_convert_actual`, wrapped as
+  albert.experiments.startup wraps it)."""
+  from tensorflow.python.autograph.impl import api  # pylint: disable=g-import-not-at-top
+
+  convert = api._convert_actual  # pylint: disable=protected-access
+  names = []
+
+  def counted(entity, program_ctx):
+    names.append(getattr(entity, "__qualname__", repr(entity)))
+    return convert(entity, program_ctx)
+
+  api._convert_actual = counted  # pylint: disable=protected-access
+  try:
+    yield names
+  finally:
+    api._convert_actual = convert  # pylint: disable=protected-access
+
+
 # Ops that call back into Python: an input pipeline holding one cannot run
 # where the tf.data runtime has no Python (a TPU host's, a tf.data service
 # worker's) and holds the GIL where it can.

@@ -18,6 +18,7 @@ from albert import features
 from albert.pretraining_data.dynamic_masking import DynamicExamples
 from albert.pretraining_data.dynamic_masking import PAIR_FIELDS
 from official.core.input_pipeline import resumable_batches
+from official.modeling.no_autograph import as_written
 
 # Documents paired per Python call (amortises the call).
 DOCUMENTS_PER_CALL = 32
@@ -46,10 +47,12 @@ def python_documents_dataset(
         names, seed=tf.stack([tf.constant(seed, tf.int64), epoch])
     )
     documents = reading.records(order, source.compression)
-    return documents.map(lambda record: (epoch, record))
+    return documents.map(as_written(lambda record: (epoch, record)))
 
   epochs = tf.data.Dataset.range(np.iinfo(np.int64).max)
-  documents = epochs.flat_map(epoch_documents).batch(DOCUMENTS_PER_CALL)
+  documents = epochs.flat_map(as_written(epoch_documents)).batch(
+      DOCUMENTS_PER_CALL
+  )
 
   def pair(epoch, records):
     parsed = tf.io.parse_example(records, documents_data.DOCUMENT_SPEC)
@@ -73,7 +76,7 @@ def python_documents_dataset(
     return dict(zip(PAIR_FIELDS, outputs))
 
   pairs = documents.map(
-      pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+      as_written(pair), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
   ).unbatch()
   record_features = features.PRETRAINING_FEATURES
 

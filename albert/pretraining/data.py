@@ -43,6 +43,7 @@ from official.core.seekable_stream import seekable_stream
 from official.errors import DamagedFileError
 from official.io import files as io_files
 from official.io import tfrecord
+from official.modeling.no_autograph import as_written
 
 
 TOKEN_ID_ERROR = "token id beyond the vocabulary of the model"
@@ -257,7 +258,9 @@ class PipelineFiles:
     one record each in turn, in a deterministic order; this pipeline's
     share when the records are split."""
     records = tf.data.Dataset.from_tensor_slices(names).interleave(
-        lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
+        as_written(
+            lambda f: tf.data.TFRecordDataset(f, compression_type=compression)
+        ),
         cycle_length=self.cycle,
         block_length=1,
         num_parallel_calls=tf.data.AUTOTUNE,

@@ -8,6 +8,10 @@ not grow with the step; any other stream is reproduced and the examples it
 already gave are skipped. Pipelines shard themselves (one per
 `tf.distribute.InputContext`), so auto-sharding is off.
 
+Every function these pipelines map is graph code as written: tf.data traces
+it without AutoGraph's rewriting (`as_written`; official/modeling/
+no_autograph.py says why), whoever builds the pipeline.
+
 Evaluation batches have the training batches' static shape too (as a TPU,
 or XLA, needs): the last one is padded with zeros, and every batch carries
 `is_real_example` (float32 [B], 0 on padding: the original's name for it),
@@ -24,6 +28,7 @@ import tensorflow as tf
 from official.core.seekable_stream import POSITION
 from official.core.seekable_stream import POSITION_FIELDS
 from official.core.seekable_stream import StreamPosition
+from official.modeling.no_autograph import as_written
 
 
 def resumable_batches(
@@ -76,7 +81,9 @@ def resumable_batches(
     return parsed
 
   dataset = dataset.map(
-      parse_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+      as_written(parse_batch),
+      num_parallel_calls=tf.data.AUTOTUNE,
+      deterministic=True,
   )
   options = tf.data.Options()
   options.deterministic = True
@@ -112,7 +119,7 @@ def padded_eval_batches(
     )
     return padded
 
-  dataset = dataset.map(pad)
+  dataset = dataset.map(as_written(pad))
   if group > 1:
 
     def fill(batches):  # [k <= group, B, ...] -> [group, B, ...]
@@ -125,7 +132,7 @@ def padded_eval_batches(
           for k, v in batches.items()
       }
 
-    dataset = dataset.batch(group).map(fill).unbatch()
+    dataset = dataset.batch(group).map(as_written(fill)).unbatch()
   return dataset
 
 
@@ -196,9 +203,8 @@ def distributed_dataset(
     )
 
   options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
-  # The tasks' parse and batch functions are graph code as written: tf.data
-  # traces them without AutoGraph's rewriting (official/modeling/
-  # no_autograph.py says why).
+  # A task's own dataset functions, whatever they map, are traced as
+  # written too.
   return strategy.distribute_datasets_from_function(
-      tf.autograph.experimental.do_not_convert(dataset_fn), options
+      as_written(dataset_fn), options
   )

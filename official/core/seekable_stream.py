@@ -35,6 +35,8 @@ from typing import Callable, Dict, Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
+from official.modeling.no_autograph import as_written
+
 POSITION = "input_position"
 POSITION_FIELDS = ("pipeline", "epoch", "group", "window", "offset")
 
@@ -114,7 +116,7 @@ def seekable_stream(
     members = order[begin : tf.minimum(begin + group_size, len(files))]
     skip = tf.where(index == first, tf.constant(start.window, tf.int64), 0)
     raw = read_group(members).batch(window_size).enumerate().skip(skip)
-    return raw.map(lambda w, records: (epoch, group, w, records))
+    return raw.map(as_written(lambda w, records: (epoch, group, w, records)))
 
   def elements_of(epoch, group, window, records):
     elements = expand(records, epoch)
@@ -141,8 +143,12 @@ def seekable_stream(
   last = np.iinfo(np.int64).max if training else groups
   stream = (
       tf.data.Dataset.range(first if training else 0, last)
-      .flat_map(windows_of)
-      .map(elements_of, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+      .flat_map(as_written(windows_of))
+      .map(
+          as_written(elements_of),
+          num_parallel_calls=tf.data.AUTOTUNE,
+          deterministic=True,
+      )
       .unbatch()
   )
   if training and start.offset:

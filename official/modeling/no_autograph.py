@@ -1,4 +1,6 @@
-"""`no_autograph`: a layer's `call` traced as written, not through AutoGraph.
+"""`no_autograph`: a layer's `call` traced as written, not through AutoGraph
+(`as_written`: the same for a plain function, such as one a tf.data pipeline
+maps).
 
 Keras hands every subclassed layer's `call` to AutoGraph, which parses the
 method's source and rewrites it (and each function it calls) before a
@@ -16,6 +18,16 @@ a tensor inside it then fails at trace time instead of becoming a
 import inspect
 
 import tensorflow as tf
+
+
+def as_written(function):
+  """`function` traced as written wherever TensorFlow traces it: what a
+  tf.data transformation maps (which AutoGraph would otherwise rewrite with
+  every function it calls, whoever builds the pipeline: the documents
+  reader's functions took 458 rewrites and 2.9 s per pipeline), or what a
+  strategy calls to build a dataset. A Python `if` on a tensor inside fails
+  at trace time."""
+  return tf.autograph.experimental.do_not_convert(function)
 
 
 def no_autograph(method):

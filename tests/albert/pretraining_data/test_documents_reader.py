@@ -23,8 +23,10 @@ from official.io.tfrecord import TFRecordWriter
 from tests.albert.pretraining_data.segments import document_from_segments
 from tests.albert.synthetic_records import write_records
 from tests.conftest import VOCAB_SIZE
+from official.core import input_pipeline
 from official.core.seekable_stream import POSITION
 from official.core.seekable_stream import StreamPosition
+from tests import helpers
 from tests.helpers import python_ops_in
 
 SEQ, PRED = 64, 10
@@ -242,36 +244,48 @@ def test_pool_read_from_the_shards_is_every_document(docs):
   assert len(set(pool.keys.tolist())) == len(pool)
 
 
-def test_no_input_pipeline_calls_python(docs, tmp_path):
+def test_every_input_pipeline_is_tensorflow_ops_as_written(docs, tmp_path):
   # Every input pipeline of the package (pretraining from documents under
   # each sentence task, from examples, fine-tuning from cached features)
-  # is TensorFlow ops only: it runs on a TPU host and on every core.
+  # is TensorFlow ops only: it runs on a TPU host and on every core. And
+  # whoever builds one (a trainer, a benchmark, a user's own loop), its
+  # functions are traced as written: AutoGraph rewrote 458 of them, 2.9 s,
+  # for each documents pipeline built outside a trainer.
   records = write_records(
       tmp_path / "examples.tfrecord", 4, seq_length=SEQ, max_predictions=PRED
   )
   spec = {"input_ids": tf.TensorSpec([SEQ], tf.int32)}
-  pipelines = {
-      f"documents {task}": _dataset(docs, sentence_task=task, training=True)
-      for task in ("sop", "nsp", "none")
-  }
-  pipelines["documents eval"] = _dataset(docs)
-  for training in (True, False):
-    pipelines[f"examples {training}"] = data.pretraining_dataset(
-        records,
-        seq_length=SEQ,
-        max_predictions_per_seq=PRED,
-        batch_size=2,
-        training=training,
+  with helpers.autograph_rewrites() as rewritten:
+    pipelines = {
+        f"documents {task}": _dataset(docs, sentence_task=task, training=True)
+        for task in ("sop", "nsp", "none")
+    }
+    pipelines["documents eval"] = _dataset(docs)
+    for training in (True, False):
+      pipelines[f"examples {training}"] = data.pretraining_dataset(
+          records,
+          seq_length=SEQ,
+          max_predictions_per_seq=PRED,
+          batch_size=2,
+          training=training,
+      )
+      pipelines[f"fine-tuning {training}"] = feature_cache.record_dataset(
+          records, spec, batch_size=2, training=training
+      )
+    padded = input_pipeline.padded_eval_batches(
+        pipelines["fine-tuning False"], batch_size=2, group=2
     )
-    pipelines[f"fine-tuning {training}"] = feature_cache.record_dataset(
-        records, spec, batch_size=2, training=training
-    )
+  assert not rewritten, rewritten
+  assert not python_ops_in(padded)
   for name, dataset in pipelines.items():
     assert not python_ops_in(dataset), name
-  # The walk sees a Python op where there is one, inside a map's function.
-  calls_python = pipelines["examples True"].map(
-      lambda batch: tf.numpy_function(
-          lambda x: x, [batch["input_mask"]], tf.int32
-      )
-  )
+
+  # The walk sees a Python op where there is one, inside a map's function,
+  # and the count sees a function that tf.data hands to AutoGraph.
+  def calls_numpy(batch):
+    return tf.numpy_function(lambda x: x, [batch["input_mask"]], tf.int32)
+
+  with helpers.autograph_rewrites() as rewritten:
+    calls_python = pipelines["examples True"].map(calls_numpy)
   assert python_ops_in(calls_python) == {"PyFunc"}
+  assert rewritten == [calls_numpy.__qualname__]
