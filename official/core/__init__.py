@@ -4,6 +4,7 @@
   trainer            Trainer: the loops (no step waits on the host)
   replica_steps      ReplicaSteps: what one replica runs; what XLA compiles
   loop_totals        LoopTotals: a loop's loss kept on the devices
+  compiled_loops     the train and eval loops as tf.while_loops
   trainer_config     TrainerConfig: steps, intervals, precision, XLA
   preemption         SignalWatch: SIGTERM / SIGINT read between loops
   run_lock           one run per model directory

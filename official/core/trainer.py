@@ -27,6 +27,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.core import checkpoints
+from official.core import compiled_loops
 from official.core import input_pipeline
 from official.core.loop_totals import LoopTotals
 from official.core.replica_steps import ReplicaSteps
@@ -146,11 +147,9 @@ class Trainer:
         config.preemption_grace_seconds, time_left=self._clock.time_left
     )
     self._first_nonfinite = None  # of the last loop, on this worker
-    # The loops are Python `for` over `tf.range`: AutoGraph makes them
-    # tf.while_loops. What they call is traced as written (ReplicaSteps'
-    # accumulation loop is a tf.while_loop).
-    self._train_loop = tf.function(self._train_loop_fn, autograph=True)
-    self._eval_loop = tf.function(self._eval_loop_fn, autograph=True)
+    # `tf.while_loop`s (official/core/compiled_loops.py): no AutoGraph.
+    self._train_loop = tf.function(self._train_loop_fn, autograph=False)
+    self._eval_loop = tf.function(self._eval_loop_fn, autograph=False)
     self._summaries = Summaries(model_dir, enabled=self.is_chief)
     self._committed = False
     self._config_files = {}
@@ -172,11 +171,10 @@ class Trainer:
   # --- Compiled loops (cross-replica context) -----------------------------
 
   def _train_loop_fn(self, iterator, num_steps):
-    """`num_steps` steps; nothing a step computes decides whether or when
-    the next one runs, so the host can queue them all at once."""
     self._run(self._totals.reset, ())
-    for _ in tf.range(num_steps):
-      self._run(self._train_step_at, (next(iterator),))
+    compiled_loops.train_steps(
+        self._run, self._train_step_at, iterator, num_steps
+    )
 
   def _train_step_at(self, batch):
     """A training step (replica context) that keeps where this replica's
@@ -188,14 +186,9 @@ class Trainer:
       self._positions.record(position)
 
   def _eval_loop_fn(self, iterator, num_steps):
-    done = tf.constant(0)
-    for _ in tf.range(num_steps):
-      batch = iterator.get_next_as_optional()
-      if not batch.has_value():
-        break
-      self._run(self.eval_step, (batch.get_value(),))
-      done += 1
-    return done
+    return compiled_loops.eval_steps(
+        self._run, self.eval_step, iterator, num_steps
+    )
 
   # --- Host loop ---------------------------------------------------------
 
