@@ -2,6 +2,7 @@
 (`make test-fast` included)."""
 
 import doctest
+import tempfile
 
 import pytest
 
@@ -18,7 +19,9 @@ from albert.serving import exporter
     [encoder, pretrainer, classifier, pooling, model_dir, exporter],
     ids=lambda m: m.__name__,
 )
-def test_docstring_examples_run(module):
+def test_docstring_examples_run(module, tmp_path, monkeypatch):
+  # What an example makes with `tempfile` goes under the test's directory.
+  monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
   result = doctest.testmod(
       module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
   )

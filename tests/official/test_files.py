@@ -250,16 +250,16 @@ def test_without_rename_files_are_written_whole_or_not_at_all(monkeypatch):
   assert files.size(f"{root}/b.bin") == 3
 
 
-def test_local_files_need_no_tensorflow():
+def test_local_files_need_no_tensorflow(tmp_path):
   # The data tools' worker processes write their shards through these
   # modules; importing TensorFlow in each would cost seconds per process.
   script = (
-      "import sys, tempfile\n"
+      "import sys\n"
       "from official.io import atomic_write, files\n"
-      "d = tempfile.mkdtemp()\n"
+      "d = sys.argv[1]\n"
       "atomic_write.write_atomic(d + '/a.json', '{}')\n"
       "assert files.listdir(d) == ['a.json'] and files.glob(d + '/*.json')\n"
       "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
   )
-  run = helpers.run(["-c", script], fork=False)
+  run = helpers.run(["-c", script, str(tmp_path)], fork=False)
   assert run.returncode == 0, run.stderr[-2000:]
