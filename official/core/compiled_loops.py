@@ -33,8 +33,7 @@ def eval_steps(
   """Up to `num_steps` calls of `run(step, (batch,))`, fewer if the
   iterator ends first; returns how many ran."""
 
-  def body(done, ended):
-    del ended  # the loop's condition reads it
+  def body(done, _):  # the loop's condition reads `ended`
     batch = iterator.get_next_as_optional()
     ended = tf.logical_not(batch.has_value())
 

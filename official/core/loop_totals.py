@@ -8,6 +8,8 @@ the host reads their sums once, when the loop has ended.
 
 import tensorflow as tf
 
+from official.modeling.no_autograph import as_written
+
 
 class LoopTotals:
   """What a compiled training loop keeps on the devices, per replica: the
@@ -37,7 +39,7 @@ class LoopTotals:
         aggregation=tf.VariableAggregation.SUM,
     )
 
-  @tf.autograph.experimental.do_not_convert
+  @as_written
   def reset(self) -> None:
     """In a replica context, before a loop's first step."""
     self.loss.assign(0.0)

@@ -24,6 +24,7 @@ from official.core.loop_totals import split_batch
 from official.core.task import Task
 from official.core.trainer_config import TrainerConfig
 from official.modeling import fusion
+from official.modeling.no_autograph import as_written
 from official.modeling import recompute
 from official.training.clipped_update import clipped_update
 
@@ -76,12 +77,11 @@ class ReplicaSteps:
     )
     # What `_train` calls besides `_grad_fn`, kept out of AutoGraph's
     # recursive rewriting (Python branches on settings only).
-    plain = tf.autograph.experimental.do_not_convert
-    self._loss_totals = plain(task.loss_totals)
-    self._update_metrics = plain(task.update_metrics)
-    self._finish_step = plain(self._apply_gradients)
-    self.train = plain(self._train)
-    self.eval = plain(self._eval)
+    self._loss_totals = as_written(task.loss_totals)
+    self._update_metrics = as_written(task.update_metrics)
+    self._finish_step = as_written(self._apply_gradients)
+    self.train = as_written(self._train)
+    self.eval = as_written(self._eval)
     if self.whole_step_xla:
       self.train = tf.function(self._train, jit_compile=True, autograph=False)
       self.eval = tf.function(self._eval, jit_compile=True, autograph=False)

@@ -177,7 +177,7 @@ class PositionKeeper:
         trainable=False,
     )
 
-  @tf.autograph.experimental.do_not_convert
+  @as_written
   def record(self, position: tf.Tensor) -> None:
     """In a replica: `position` is the batch's `POSITION` [B, 5]."""
     context = tf.distribute.get_replica_context()

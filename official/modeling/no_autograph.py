@@ -34,7 +34,7 @@ def no_autograph(method):
   """`tf.autograph.experimental.do_not_convert(method)` that keeps
   `method`'s signature, from which Keras learns whether `call` takes
   `training` and `mask`."""
-  wrapped = tf.autograph.experimental.do_not_convert(method)
+  wrapped = as_written(method)
   wrapped.__signature__ = inspect.signature(method)
   wrapped.no_autograph = True  # what tests look for
   return wrapped

@@ -121,34 +121,37 @@ def test_every_spelling_of_tf_function_is_found():
   }
 
 
-def _function_sites():
-  """(file:line, the `autograph` argument's source or None) of every
-  `tf.function` call or decorator in albert/, official/ and tools/, however
-  TensorFlow or `function` was imported."""
+def _package_trees():
+  """(path relative to the repository, parsed module) of every file of
+  albert/, official/ and tools/."""
   root = pathlib.Path(helpers.REPO)
   for package in ("albert", "official", "tools"):
     for path in sorted((root / package).rglob("*.py")):
       tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-      where = str(path.relative_to(root))
-      spellings = _function_names(tree)
-      nodes = list(ast.walk(tree))
-      called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
-      for node in nodes:
-        if isinstance(node, ast.Call):
-          target, keywords = node.func, node.keywords
-        elif (
-            isinstance(node, (ast.Attribute, ast.Name))
-            and id(node) not in called
-        ):
-          target, keywords = node, ()  # a bare decorator, or a reference
-        else:
-          continue
-        if ast.unparse(target) not in spellings:
-          continue
-        chosen = [
-            ast.unparse(k.value) for k in keywords if k.arg == "autograph"
-        ]
-        yield f"{where}:{node.lineno}", (chosen[0] if chosen else None)
+      yield str(path.relative_to(root)), tree
+
+
+def _function_sites():
+  """(file:line, the `autograph` argument's source or None) of every
+  `tf.function` call or decorator in albert/, official/ and tools/, however
+  TensorFlow or `function` was imported."""
+  for where, tree in _package_trees():
+    spellings = _function_names(tree)
+    nodes = list(ast.walk(tree))
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    for node in nodes:
+      if isinstance(node, ast.Call):
+        target, keywords = node.func, node.keywords
+      elif (
+          isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in called
+      ):
+        target, keywords = node, ()  # a bare decorator, or a reference
+      else:
+        continue
+      if ast.unparse(target) not in spellings:
+        continue
+      chosen = [ast.unparse(k.value) for k in keywords if k.arg == "autograph"]
+      yield f"{where}:{node.lineno}", (chosen[0] if chosen else None)
 
 
 def test_every_tf_function_chooses_autograph():
@@ -179,19 +182,15 @@ _DATASET_CALLS = frozenset(
 def _dataset_function_sites():
   """(file:line, the function argument's source) of every call of a
   `_DATASET_CALLS` method in albert/, official/ and tools/."""
-  root = pathlib.Path(helpers.REPO)
-  for package in ("albert", "official", "tools"):
-    for path in sorted((root / package).rglob("*.py")):
-      tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-      for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _DATASET_CALLS
-            and node.args
-        ):
-          where = f"{path.relative_to(root)}:{node.lineno}"
-          yield where, node.args[0]
+  for where, tree in _package_trees():
+    for node in ast.walk(tree):
+      if (
+          isinstance(node, ast.Call)
+          and isinstance(node.func, ast.Attribute)
+          and node.func.attr in _DATASET_CALLS
+          and node.args
+      ):
+        yield f"{where}:{node.lineno}", node.args[0]
 
 
 def test_every_dataset_function_is_traced_as_written():
